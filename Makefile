@@ -1,0 +1,186 @@
+# Zaris — one Makefile for everything.
+#
+#   make            build zarisd, zaris-supervisor, zarisctl, zaris-bench, unit tests
+#   make run        install missing Debian packages, build, run zarisd on 127.0.0.1:6379
+#   make test       install missing Debian packages, build, run every test with prove
+#   make asan       the same suite against an AddressSanitizer+UBSan build
+#   make tsan       the same suite against a ThreadSanitizer build
+#
+# Every output goes under $(BUILD) (default build/), so several builds
+# (plain, asan, tsan) live side by side; tests find the binaries through
+# ZARIS_BUILD.
+
+BUILD   ?= build
+SAN     ?=
+CC      ?= cc
+VERSION := 0.1.0
+
+CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+                 -D_GNU_SOURCE -DZARIS_VERSION='"$(VERSION)"' -pthread -I. -MMD -MP
+OPT     ?= -O2
+LDLIBS_COMMON := -pthread -lm
+JEMALLOC := -ljemalloc
+
+ifeq ($(SAN),asan)
+  OPT      := -O1
+  CFLAGS_COMMON += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DZR_SANITIZED
+  LDLIBS_COMMON += -fsanitize=address,undefined
+  JEMALLOC :=
+endif
+ifeq ($(SAN),tsan)
+  OPT      := -O1
+  CFLAGS_COMMON += -fsanitize=thread -fno-omit-frame-pointer -DZR_SANITIZED
+  LDLIBS_COMMON += -fsanitize=thread
+  JEMALLOC :=
+endif
+
+CFLAGS  := $(CFLAGS_COMMON) $(OPT) $(EXTRA_CFLAGS)
+
+# --- sources (each folder is globbed, so adding a file needs no edit here) ---
+ZARISD_ALL   := $(shell find zarisd -name '*.c' | sort)
+ZARISD_MAIN  := zarisd/main.c
+ZARISD_LIB   := $(filter-out $(ZARISD_MAIN),$(ZARISD_ALL))
+CONFIG_SRC   := $(sort $(wildcard config/*.c))
+SUP_ALL      := $(sort $(wildcard supervisor/*.c))
+CTL_MAIN     := supervisor/zarisctl.c
+SUP_MAIN     := supervisor/main.c
+SUP_LIB      := $(filter-out $(CTL_MAIN) $(SUP_MAIN),$(SUP_ALL))
+BENCH_ALL    := $(sort $(wildcard bench/*.c))
+UNIT_SRC     := $(sort $(wildcard tests/unit/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+ZARISD_LIB_A := $(BUILD)/libzarisd.a
+ZCONF_A      := $(BUILD)/libzconf.a
+SUP_LIB_A    := $(BUILD)/libzsup.a
+
+ZARISD_LIBS  := -luring -lxxhash $(JEMALLOC) -lconfig
+SUP_LIBS     := -lconfig -lsystemd
+
+BINS := $(BUILD)/zarisd
+ifneq ($(wildcard $(SUP_MAIN)),)
+  BINS += $(BUILD)/zaris-supervisor
+endif
+ifneq ($(wildcard $(CTL_MAIN)),)
+  BINS += $(BUILD)/zarisctl
+endif
+ifneq ($(BENCH_ALL),)
+  BINS += $(BUILD)/zaris-bench
+endif
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.t,$(UNIT_SRC))
+
+.PHONY: all run test asan tsan deps clean format
+all: $(BINS) $(UNIT_BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(ZARISD_LIB_A): $(call obj,$(ZARISD_LIB))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(ZCONF_A): $(call obj,$(CONFIG_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SUP_LIB_A): $(call obj,$(SUP_LIB))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# zarisd links every object itself (not through the archive), so that
+# nothing depends on which archive members a reference happens to pull in.
+$(BUILD)/zarisd: $(call obj,$(ZARISD_ALL)) $(ZCONF_A)
+	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
+
+$(BUILD)/zaris-supervisor: $(call obj,$(SUP_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
+	$(CC) -o $@ $^ $(SUP_LIBS) $(LDLIBS_COMMON)
+
+$(BUILD)/zarisctl: $(call obj,$(CTL_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
+	$(CC) -o $@ $^ $(SUP_LIBS) $(LDLIBS_COMMON)
+
+# The bench links zarisd's library: its --serve floor runs on zarisd's own loop.
+$(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A)
+	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
+
+# A unit test may #include the module's .c to reach statics, so it links only
+# the libraries (the linker takes just the objects not already defined).
+$(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(ZCONF_A) $(SUP_LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(ZARISD_LIBS) $(SUP_LIBS) $(LDLIBS_COMMON)
+
+# Keep unit-test objects: they are intermediate files to make, but
+# rebuilding them on every run is wasted time.
+.SECONDARY:
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# --- Debian packages the build and the tests need -----------------------------
+DEPS_BUILD := build-essential pkg-config liburing-dev libjemalloc-dev libconfig-dev \
+              libsystemd-dev libxxhash-dev
+DEPS_TEST  := redis-server redis-tools python3 python3-redis perl procps iproute2 clang-format \
+              libclang-rt-14-dev gnuplot-nox
+DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(EXTRA_DEPS)
+# Installs only what is missing; apt-get update runs only when something is.
+deps:
+	@missing=$$(for p in $(DEPS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	  done); \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$(echo $$missing | tr '\n' ' ')"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# --- running --------------------------------------------------------------------
+run: deps all
+	$(BUILD)/zarisd --port 6379 --bind 127.0.0.1
+
+PROVE ?= prove
+PROVE_FLAGS ?= -r -j2
+test: deps all
+	ZARIS_BUILD=$(abspath $(BUILD)) $(PROVE) $(PROVE_FLAGS) tests/
+
+asan:
+	$(MAKE) SAN=asan BUILD=build-asan test
+
+tsan:
+	$(MAKE) SAN=tsan BUILD=build-tsan test
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan
+
+# === image (issue 7): the Debian package and the appliance image tests ========
+#   make deb         $(BUILD)/zaris_$(VERSION)_<arch>.deb from the built binaries
+#   make image-test  host tools, the .deb, then tests/image/ (packer validate,
+#                    lintian, systemd-analyze, a booted Debian 12 container
+#                    provisioned by `packer build -only=null.local`)
+# `make test` runs tests/image/ too (prove -r tests/); IMAGE_DEPS joins DEPS
+# so a fresh machine gets the tools there as well.
+IMAGE_DEPS := packer mmdebstrap systemd-container lintian openssh-client socat \
+              dpkg-dev binutils python3 util-linux
+DEPS += $(IMAGE_DEPS)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB      = $(BUILD)/zaris_$(VERSION)_$(DEB_ARCH).deb
+
+.PHONY: deb image-test
+deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl
+	sh image/build-deb.sh $(BUILD) $(VERSION) $(BUILD) config/zaris.conf
+
+image-test: deps deb
+	ZARIS_BUILD=$(abspath $(BUILD)) $(PROVE) $(PROVE_FLAGS) tests/image/
+
+# --- bench (owned by bench/: the side-by-side comparison, issue 3) -------------
+#   make bench                     the whole comparison (a few minutes)
+#   make bench BENCH_FLAGS=--quick about half a minute
+#   make bench-quick               the same
+# Results land in bench/results/<stamp>/ (report.md, chart.png, results.json).
+BENCH_FLAGS ?=
+.PHONY: bench bench-quick
+bench: deps $(BUILD)/zaris-bench $(BUILD)/zarisd
+	bench/compare --build $(abspath $(BUILD)) $(BENCH_FLAGS)
+
+bench-quick:
+	$(MAKE) bench BENCH_FLAGS="--quick $(BENCH_FLAGS)"

@@ -1,0 +1,170 @@
+/* zconf — the one schema and loader of the Zaris cluster file
+ * (/etc/zaris.conf), shared by zaris-supervisor, zarisctl and zarisd.
+ *
+ * The file is libconfig syntax with three top-level settings:
+ *
+ *   cluster    = { name = "..."; <zarisd defaults> };
+ *   supervisor = { health-interval = "1s"; ... };       (timings, optional)
+ *   nodes      = ( { name = "a"; address = "127.0.0.1"; port = 6379;
+ *                    <zarisd settings overriding the cluster's> }, ... );
+ *
+ * zarisd settings are named exactly like zarisd's flags and Redis's config
+ * keys (maxmemory, maxmemory-policy, io-backend, ...). config/zaris.conf
+ * documents every key. Loading parses, type-checks, normalises units
+ * ("12gb", "75%" of this machine's RAM, "500ms"), decides which nodes run
+ * on this machine, and validates both the whole cluster (duplicate names and
+ * addresses, replica-of targets) and the local instances together (cores
+ * that overlap, memory that adds up to more than the machine has, ports that
+ * collide). Every error names file and line.
+ *
+ * Nothing here knows the supervisor or zarisd; zarisd consumes a node
+ * through zconf_node_foreach_setting() as key/value strings and applies them
+ * through its own settings table. Not thread-safe: a struct zconf is built
+ * once and then only read (reading from several threads is fine).
+ */
+#ifndef ZCONF_H
+#define ZCONF_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ZCONF_DEFAULT_PATH "/etc/zaris.conf"
+
+/* Where and why loading failed. LINE is 0 when no line applies (I/O error,
+ * a --node name that is not in the file). */
+struct zconf_error {
+	char file[256];
+	int line;
+	char message[512];
+};
+
+/* The zarisd settings a cluster file may set, cluster-wide or per node.
+ * Their names (zconf_key_name) are zarisd's flag names. */
+enum zconf_key {
+	ZCONF_K_BIND,
+	ZCONF_K_THREADS,
+	ZCONF_K_CORES,
+	ZCONF_K_IO_BACKEND,
+	ZCONF_K_MAXMEMORY,
+	ZCONF_K_MAXMEMORY_POLICY,
+	ZCONF_K_REQUIREPASS,
+	ZCONF_K_MAXCLIENTS,
+	ZCONF_K_TIMEOUT,
+	ZCONF_K_DATABASES,
+	ZCONF_K_PROTECTED_MODE,
+	ZCONF_K_LOGLEVEL,
+	ZCONF_K_LOGFILE,
+	ZCONF_K_DIR,
+	ZCONF_K_APPENDONLY,
+	ZCONF_K__COUNT
+};
+
+enum zconf_role {
+	ZCONF_ROLE_PRIMARY,
+	ZCONF_ROLE_REPLICA
+};
+
+/* Supervisor timings (group `supervisor`), all in milliseconds. */
+struct zconf_supervisor {
+	int health_interval_ms;	 /* between two health checks of one instance */
+	int health_timeout_ms;	 /* one check (connect, PING, INFO) must finish within */
+	int health_failures;	 /* consecutive failed checks before a restart */
+	int start_timeout_ms;	 /* a started instance must answer PING within */
+	int stop_timeout_ms;	 /* SIGTERM grace before SIGKILL */
+	int backoff_min_ms;	 /* first restart delay after a crash */
+	int backoff_max_ms;	 /* cap of the doubling delay */
+	int crash_loop_restarts; /* consecutive crashes that count as a crash loop */
+	int stable_ms;		 /* up this long resets the crash count */
+};
+
+/* One node of the cluster. Values are normalised text: sizes in bytes,
+ * booleans "yes"/"no", cores as a sorted list with ranges ("0-3,6"). */
+struct zconf_node {
+	char *name;
+	char *address; /* numeric IPv4/IPv6, how others reach it */
+	int port;
+	char *host; /* hostname that runs it, NULL = decide by address */
+	enum zconf_role role;
+	char *replica_of;	   /* name of its primary when role is REPLICA, else NULL */
+	char *set[ZCONF_K__COUNT]; /* this node's own values, NULL = inherit */
+	int set_line[ZCONF_K__COUNT];
+	int line;      /* line of the node's group in the file */
+	bool is_local; /* runs on this machine */
+	/* effective values derived at load (cluster defaults overridden by the node) */
+	unsigned long long maxmemory; /* bytes, 0 = no limit */
+	cpu_set_t cores;	      /* empty = not pinned */
+};
+
+/* A loaded cluster file. Invariant: names and address:port pairs are unique,
+ * every replica_of names another node, the local nodes' cores are disjoint. */
+struct zconf {
+	char *path;
+	char *cluster_name;
+	char *defaults[ZCONF_K__COUNT]; /* cluster-wide values, NULL = zarisd's default */
+	int default_line[ZCONF_K__COUNT];
+	struct zconf_supervisor sv;
+	struct zconf_node *nodes;
+	size_t n_nodes;
+	size_t n_local;
+	unsigned long long mem_total; /* this machine's RAM, what "75%" is taken of */
+};
+
+/* Loads and validates PATH. LOCAL_NODES is NULL to find this machine's nodes
+ * (a node whose `host` equals gethostname(), else one without `host` whose
+ * address is bound here), or a comma-separated list of node names that are
+ * local no matter what. Returns 0 and *OUT (caller frees with zconf_free),
+ * or -EINVAL (invalid file), -ENOENT/-EACCES/-EIO (cannot read) with ERR
+ * filled in; *OUT is then NULL. */
+int zconf_load_local(const char *path, const char *local_nodes, struct zconf **out, struct zconf_error *err);
+/* zconf_load_local(PATH, NULL, OUT, ERR). */
+int zconf_load(const char *path, struct zconf **out, struct zconf_error *err);
+/* Frees CONF and everything it owns; NULL is fine. */
+void zconf_free(struct zconf *conf);
+
+/* "file:line: message" (or "file: message" when line is 0) into BUF. */
+void zconf_error_format(const struct zconf_error *err, char *buf, size_t size);
+
+/* The node called NAME, or NULL. Borrowed from CONF. */
+const struct zconf_node *zconf_find_node(const struct zconf *conf, const char *name);
+
+/* The effective value of KEY for NODE (the node's, else the cluster's), or
+ * NULL when neither sets it. Borrowed from CONF. */
+const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key);
+
+/* Calls FN(key, value, CTX) for every effective zarisd setting of NODE, in
+ * enum order, starting with "port" and "bind" (the node's address unless
+ * bind is set), then each key that the node or the cluster sets. Stops at
+ * and returns FN's first non-zero result; 0 when all were visited. */
+typedef int (*zconf_setting_fn)(const char *key, const char *value, void *ctx);
+int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,
+			       void *ctx);
+
+/* Builds the argv to exec zarisd for NODE: { EXE, "--port", "6379", ...,
+ * NULL }. Returns the NULL-terminated vector (free with zconf_argv_free),
+ * NULL on allocation failure. */
+char **zconf_node_argv(const struct zconf *conf, const struct zconf_node *node, const char *exe);
+void zconf_argv_free(char **argv);
+
+/* Name of KEY as flag/config key ("maxmemory-policy"). */
+const char *zconf_key_name(enum zconf_key key);
+/* Whether zarisd can change KEY at run time through CONFIG SET (the
+ * supervisor applies such a change without a restart). */
+bool zconf_key_is_live(enum zconf_key key);
+
+/* Unit parsers, also usable by zarisd. Each returns 0 or -EINVAL.
+ * Sizes follow Redis: "100", "1k" = 1000, "1kb" = 1024, m/mb, g/gb, t/tb,
+ * case-insensitive; "75%" is that share of TOTAL (rejected when TOTAL is 0). */
+int zconf_parse_size(const char *s, unsigned long long total, unsigned long long *out);
+/* Durations: "500ms", "2s", "1m", "1h"; a bare number is milliseconds. */
+int zconf_parse_duration_ms(const char *s, long long *out);
+/* Cores: "0,1", "0-3,6". Fills SET and writes the normalised text into
+ * NORM (at least 16 bytes). */
+int zconf_parse_cores(const char *s, cpu_set_t *set, char *norm, size_t normsize);
+/* Formats SET as "0-3,6" into BUF. */
+void zconf_format_cores(const cpu_set_t *set, char *buf, size_t size);
+
+/* This machine's RAM in bytes (what "75%" refers to). */
+unsigned long long zconf_mem_total(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* zconf_node — reading one loaded node: its effective zarisd settings (the
+ * cluster's defaults overridden by the node's own), as key/value text or as
+ * the argv that starts zarisd for it. API in zconf.h.
+ */
+#include "config/zconf_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct zconf_node *zconf_find_node(const struct zconf *conf, const char *name)
+{
+	for (size_t i = 0; i < conf->n_nodes; i++)
+		if (conf->nodes[i].name && strcmp(conf->nodes[i].name, name) == 0)
+			return &conf->nodes[i];
+	return NULL;
+}
+
+const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key)
+{
+	return node->set[key] ? node->set[key] : conf->defaults[key];
+}
+
+int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,
+			       void *ctx)
+{
+	char port[16];
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", node->port);
+	rc = fn("port", port, ctx);
+	for (int k = 0; rc == 0 && k < ZCONF_K__COUNT; k++) {
+		const char *v = zconf_node_value(conf, node, (enum zconf_key)k);
+
+		if (k == ZCONF_K_BIND && !v)
+			v = node->address;
+		if (v)
+			rc = fn(zconf_keydefs[k].name, v, ctx);
+	}
+	return rc;
+}
+
+struct argv_build {
+	char **argv;
+	size_t n, cap;
+};
+
+static int argv_push(struct argv_build *b, const char *s)
+{
+	if (b->n + 2 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		char **a = realloc(b->argv, cap * sizeof(*a));
+
+		if (!a)
+			return -1;
+		b->argv = a;
+		b->cap = cap;
+	}
+	b->argv[b->n] = strdup(s);
+	if (!b->argv[b->n])
+		return -1;
+	b->argv[++b->n] = NULL;
+	return 0;
+}
+
+static int argv_add_setting(const char *key, const char *value, void *ctx)
+{
+	char flag[64];
+
+	snprintf(flag, sizeof(flag), "--%s", key);
+	return argv_push(ctx, flag) < 0 || argv_push(ctx, value) < 0 ? -1 : 0;
+}
+
+char **zconf_node_argv(const struct zconf *conf, const struct zconf_node *node, const char *exe)
+{
+	struct argv_build b = { 0 };
+
+	if (argv_push(&b, exe) < 0 || zconf_node_foreach_setting(conf, node, argv_add_setting, &b) != 0) {
+		zconf_argv_free(b.argv);
+		return NULL;
+	}
+	return b.argv;
+}
+
+void zconf_argv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **p = argv; *p; p++)
+		free(*p);
+	free(argv);
+}

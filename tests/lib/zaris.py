@@ -1,0 +1,683 @@
+"""zaris.py — the one helper every Zaris integration test uses.
+
+What it owns (memcached's new_memcached() habit, in Python):
+
+  * servers:  start_zarisd(...) / start_redis(...) pick a free loopback port,
+    start the binary, wait (bounded) until it answers PING, send its output to
+    a temp log file, and stop it at exit (SIGTERM, wait, SIGKILL after a
+    timeout).  Only the PID this module started is ever signalled.
+  * a raw RESP client (Client): sends one command as a RESP multibulk, reads
+    exactly one reply, returns its raw bytes and a parsed Reply that keeps the
+    RESP type byte (RESP2 and RESP3: + - : $ * _ , # ! = ( % ~ > |).
+  * a TAP emitter: plan, ok, is_, diag, note, skip_all, done_testing.
+
+Environment:
+  ZARIS_BUILD       build dir holding zarisd (default <repo>/build)
+  ZARIS_IO_BACKEND  passed as --io-backend to zarisd when set
+  ZARIS_STANDIN     "redis-server": start_zarisd() starts a redis-server
+                    instead; only for developing the harness itself before
+                    zarisd runs (never set it in make test)
+  ZARIS_KEEP_LOGS   keep server log files after the test (path printed)
+
+Usage:
+  import os, sys
+  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+  from zaris import *
+"""
+
+import atexit
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+__all__ = [
+    "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
+    "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
+    "parse_reply", "io_uring_available",
+    "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out",
+]
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+HOST = "127.0.0.1"
+
+
+def build_dir():
+    return os.path.abspath(os.environ.get("ZARIS_BUILD") or os.path.join(REPO, "build"))
+
+
+def zarisd_path():
+    return os.path.join(build_dir(), "zarisd")
+
+
+def io_uring_available():
+    """False when the kernel forbids io_uring for us (sysctl io_uring_disabled)."""
+    try:
+        with open("/proc/sys/kernel/io_uring_disabled") as f:
+            return f.read().strip() == "0"
+    except OSError:
+        # Kernels before 6.6 have no such sysctl; io_uring is on if built in.
+        return os.path.exists("/proc/sys/kernel") and os.uname().release >= "5.19"
+
+
+# --------------------------------------------------------------------------- TAP
+
+_tap = {"planned": None, "run": 0, "failed": 0, "done": False}
+
+
+def _out(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def plan(n):
+    _tap["planned"] = n
+    _out("1..%d" % n)
+
+
+def skip_all(reason):
+    _out("1..0 # SKIP %s" % reason)
+    _tap["done"] = True
+    sys.exit(0)
+
+
+def bail_out(reason):
+    _out("Bail out! %s" % reason)
+    _tap["done"] = True
+    sys.exit(255)
+
+
+def _comment(prefix, msg):
+    for line in str(msg).split("\n"):
+        _out("# " + prefix + line)
+
+
+def diag(msg):
+    _comment("", msg)
+
+
+def note(msg):
+    _comment("", msg)
+
+
+def ok(cond, name=""):
+    _tap["run"] += 1
+    name = str(name).replace("\n", " ").replace("#", "\\#")
+    _out("%sok %d - %s" % ("" if cond else "not ", _tap["run"], name))
+    if not cond:
+        _tap["failed"] += 1
+        fr = sys._getframe(1)
+        # Point at the test's own line, not at is_() in this file.
+        if fr.f_code.co_filename == __file__ and fr.f_back is not None:
+            fr = fr.f_back
+        diag("  Failed test '%s' at %s line %d." % (name, os.path.basename(fr.f_code.co_filename), fr.f_lineno))
+    return bool(cond)
+
+
+def is_(got, expected, name=""):
+    good = got == expected
+    if not ok(good, name):
+        diag("         got: %r" % (got,))
+        diag("    expected: %r" % (expected,))
+    return good
+
+
+def done_testing():
+    """Print the plan if none was given, and exit with Test::More's code."""
+    if _tap["planned"] is None:
+        _out("1..%d" % _tap["run"])
+    elif _tap["planned"] != _tap["run"]:
+        diag("Looks like you planned %d tests but ran %d." % (_tap["planned"], _tap["run"]))
+    _tap["done"] = True
+    failed = _tap["failed"]
+    if _tap["planned"] is not None and _tap["planned"] != _tap["run"]:
+        failed = max(failed, 1)
+    sys.stdout.flush()
+    sys.exit(min(failed, 254))
+
+
+# ------------------------------------------------------------------------ servers
+
+_servers = []
+
+
+def free_port():
+    """A port the kernel just handed out on 127.0.0.1.  Racy by nature: the
+    Server start retries on another port when the server cannot bind."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+class Server:
+    """One server process this test started.  argv_fn(port) builds its argv."""
+
+    def __init__(self, name, argv_fn, start_timeout=10.0, attempts=3):
+        self.name = name
+        self.proc = None
+        self.port = None
+        self.argv = None
+        self._logdir = tempfile.mkdtemp(prefix="zaris-itest-")
+        self.logpath = os.path.join(self._logdir, name + ".log")
+        self._argv_fn = argv_fn
+        _servers.append(self)
+        last = None
+        for _ in range(attempts):
+            try:
+                self._start(start_timeout)
+                return
+            except RuntimeError as e:
+                last = e
+        raise last
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def _start(self, timeout):
+        self.port = free_port()
+        self.argv = self._argv_fn(self.port)
+        log = open(self.logpath, "ab")
+        log.write(("=== %s\n" % " ".join(self.argv)).encode())
+        log.flush()
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=subprocess.STDOUT, cwd=self._logdir)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s during start; log:\n%s"
+                                   % (self.name, self.proc.returncode, self.log_tail()))
+            try:
+                c = Client(self.port, timeout=1.0)
+                try:
+                    if c.call("PING").value == "PONG":
+                        return
+                finally:
+                    c.close()
+            except (OSError, ProtocolError):
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("%s did not answer PING within %.0fs; log:\n%s"
+                           % (self.name, timeout, self.log_tail()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def client(self, timeout=10.0, rcvbuf=None):
+        return Client(self.port, timeout=timeout, rcvbuf=rcvbuf)
+
+    def rss_kb(self):
+        """VmRSS of the server process in kB (0 when gone)."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    def log_tail(self, nbytes=4000):
+        try:
+            with open(self.logpath, "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - nbytes))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout=10.0):
+        """SIGTERM, wait up to timeout, then SIGKILL.  Returns the exit status."""
+        p = self.proc
+        if p is None:
+            return None
+        if p.poll() is None:
+            try:
+                p.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        return p.returncode
+
+    def restart(self, timeout=10.0):
+        self.stop()
+        last = None
+        for _ in range(3):
+            try:
+                self._start(timeout)
+                return
+            except RuntimeError as e:
+                last = e
+        raise last
+
+    def cleanup(self):
+        self.stop()
+        if os.environ.get("ZARIS_KEEP_LOGS"):
+            sys.stderr.write("# %s log kept at %s\n" % (self.name, self.logpath))
+        else:
+            shutil.rmtree(self._logdir, ignore_errors=True)
+
+
+def _cleanup_all():
+    while _servers:
+        _servers.pop().cleanup()
+
+
+atexit.register(_cleanup_all)
+
+
+def _on_signal(signum, frame):
+    # Turn SIGTERM/SIGHUP (prove killed, timeout) into a normal exit so the
+    # atexit hook still stops the servers we started.
+    sys.exit(128 + signum)
+
+
+for _sig in (signal.SIGTERM, signal.SIGHUP):
+    try:
+        signal.signal(_sig, _on_signal)
+    except (ValueError, OSError):
+        pass
+
+
+def start_redis(extra=(), name="redis-server", **kw):
+    """A redis-server on a free loopback port, without persistence."""
+    exe = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+    def argv(port):
+        return [exe, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
+                "--daemonize", "no", "--protected-mode", "no"] + list(extra)
+    return Server(name, argv, **kw)
+
+
+def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", **kw):
+    """A zarisd from $ZARIS_BUILD on a free loopback port.
+
+    io_backend: "uring"/"epoll"/"auto"; None takes $ZARIS_IO_BACKEND if set.
+    extra: further flags, e.g. ["--maxmemory", "64mb"]."""
+    if os.environ.get("ZARIS_STANDIN") == "redis-server":
+        return start_redis(name=name + "(standin)", **kw)
+    exe = zarisd_path()
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError("no zarisd at %s (set ZARIS_BUILD)" % exe)
+    if io_backend is None:
+        io_backend = os.environ.get("ZARIS_IO_BACKEND") or None
+
+    def argv(port):
+        a = [exe, "--port", str(port), "--bind", HOST]
+        if threads is not None:
+            a += ["--threads", str(threads)]
+        if io_backend:
+            a += ["--io-backend", io_backend]
+        return a + list(extra)
+    return Server(name, argv, **kw)
+
+
+# --------------------------------------------------------------------------- RESP
+
+class ProtocolError(Exception):
+    pass
+
+
+class Reply:
+    """One RESP reply.  kind is its type byte as a str ('+', '$', '*', ...).
+
+    value by kind:  + - ( , = !  str (text as received; '=' keeps "fmt:data")
+                    $ !          bytes, or None for $-1 (RESP2 null bulk)
+                    :            int           #  bool        _  None
+                    , (double)   str as sent (e.g. "inf", "1.5")
+                    * ~ >        list of Reply, or None for *-1
+                    %            list of (Reply, Reply) pairs
+    attrs: the '|' attribute map that preceded this reply, or None.
+    raw: the exact bytes of this reply (attribute included)."""
+
+    __slots__ = ("kind", "value", "raw", "attrs")
+
+    def __init__(self, kind, value, raw=b"", attrs=None):
+        self.kind = kind
+        self.value = value
+        self.raw = raw
+        self.attrs = attrs
+
+    def is_error(self):
+        return self.kind in ("-", "!")
+
+    def py(self):
+        """Plain Python value (bytes stay bytes, errors become str 'ERR ...')."""
+        k, v = self.kind, self.value
+        if k in ("*", "~", ">"):
+            return None if v is None else [x.py() for x in v]
+        if k == "%":
+            return {_hashable(a.py()): b.py() for a, b in v}
+        if k == ",":
+            return float(v)
+        if k == "(":
+            return int(v)
+        return v
+
+    def __eq__(self, other):
+        return isinstance(other, Reply) and self.kind == other.kind and self.value == other.value
+
+    def __repr__(self):
+        return "Reply(%r, %r)" % (self.kind, self.value)
+
+
+def _hashable(x):
+    return tuple(x) if isinstance(x, list) else x
+
+
+def _arg_bytes(a):
+    if isinstance(a, bytes):
+        return a
+    if isinstance(a, (bytearray, memoryview)):
+        return bytes(a)
+    return str(a).encode()
+
+
+def encode_command(*args):
+    """RESP multibulk encoding of one command."""
+    parts = [b"*%d\r\n" % len(args)]
+    for a in args:
+        b = _arg_bytes(a)
+        parts.append(b"$%d\r\n" % len(b))
+        parts.append(b)
+        parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class _Incomplete(Exception):
+    pass
+
+
+def _line(buf, pos):
+    end = buf.find(b"\r\n", pos)
+    if end < 0:
+        raise _Incomplete()
+    return buf[pos:end], end + 2
+
+
+def _int(s, what):
+    try:
+        return int(s)
+    except ValueError:
+        raise ProtocolError("bad %s %r" % (what, s))
+
+
+def _parse(buf, pos):
+    """Parse one reply at buf[pos:].  Returns (Reply, next_pos) or raises _Incomplete."""
+    if pos >= len(buf):
+        raise _Incomplete()
+    start = pos
+    kind = chr(buf[pos])
+    line, pos = _line(buf, pos + 1)
+    if kind == "|":
+        n = _int(line, "attribute count")
+        attrs = []
+        for _ in range(n):
+            k, pos = _parse(buf, pos)
+            v, pos = _parse(buf, pos)
+            attrs.append((k, v))
+        r, pos = _parse(buf, pos)
+        r.attrs = attrs
+        r.raw = bytes(buf[start:pos])
+        return r, pos
+    if kind in "+-(,":
+        val = line.decode("utf-8", "surrogateescape")
+    elif kind == ":":
+        val = _int(line, "integer")
+    elif kind == "_":
+        val = None
+    elif kind == "#":
+        if line not in (b"t", b"f"):
+            raise ProtocolError("bad boolean %r" % line)
+        val = line == b"t"
+    elif kind in "$!=":
+        if line == b"?":  # RESP3 streamed string: ;len chunks until ;0
+            chunks = []
+            while True:
+                cl, pos = _line(buf, pos)
+                if cl[:1] != b";":
+                    raise ProtocolError("bad streamed chunk %r" % cl)
+                n = _int(cl[1:], "chunk length")
+                if n == 0:
+                    break
+                if len(buf) < pos + n + 2:
+                    raise _Incomplete()
+                chunks.append(bytes(buf[pos:pos + n]))
+                pos += n + 2
+            val = b"".join(chunks)
+        else:
+            n = _int(line, "bulk length")
+            if n < 0:
+                if kind != "$" or n != -1:
+                    raise ProtocolError("bad bulk length %d" % n)
+                val = None
+            else:
+                if len(buf) < pos + n + 2:
+                    raise _Incomplete()
+                if buf[pos + n:pos + n + 2] != b"\r\n":
+                    raise ProtocolError("bulk not terminated by CRLF")
+                val = bytes(buf[pos:pos + n])
+                pos += n + 2
+        if kind in "!=" and val is not None:
+            val = val.decode("utf-8", "surrogateescape")
+    elif kind in "*~>%":
+        if line == b"?":  # RESP3 streamed aggregate, ends with "."
+            items = []
+            while True:
+                if pos < len(buf) and buf[pos:pos + 3] == b".\r\n":
+                    pos += 3
+                    break
+                r, pos = _parse(buf, pos)
+                items.append(r)
+            n = None
+        else:
+            n = _int(line, "aggregate length")
+            items = None
+            if n >= 0:
+                items = []
+                for _ in range(n * 2 if kind == "%" else n):
+                    r, pos = _parse(buf, pos)
+                    items.append(r)
+            elif kind != "*" or n != -1:
+                raise ProtocolError("bad aggregate length %d" % n)
+        if kind == "%" and items is not None:
+            items = list(zip(items[0::2], items[1::2]))
+        val = items
+    else:
+        raise ProtocolError("unknown reply type byte %r" % kind)
+    return Reply(kind, val, bytes(buf[start:pos])), pos
+
+
+def parse_reply(data):
+    """Parse one complete reply from bytes; returns (Reply, rest) or (None, data)."""
+    try:
+        r, pos = _parse(data, 0)
+    except _Incomplete:
+        return None, data
+    return r, data[pos:]
+
+
+class Client:
+    """A minimal raw RESP client over one TCP connection.
+
+    call(*args)     send one command, return its Reply (r.raw = exact bytes)
+    send(*args)     send without reading;  send_raw(bytes) for anything else
+    read_reply()    read exactly one reply (pushes '>' included)
+    recv_until_closed() read what arrives until EOF (for protocol errors)"""
+
+    def __init__(self, port, host=HOST, timeout=10.0, rcvbuf=None):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect((host, port))
+        except OSError:
+            self.sock.close()
+            raise
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.closed = False
+
+    def close(self):
+        if not self.closed:
+            self.sock.close()
+            self.closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def settimeout(self, t):
+        self.sock.settimeout(t)
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send(self, *args):
+        self.sock.sendall(encode_command(*args))
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("connection closed by server")
+        self.buf += chunk
+
+    def read_reply(self):
+        while True:
+            try:
+                r, pos = _parse(self.buf, 0)
+                del self.buf[:pos]
+                return r
+            except _Incomplete:
+                self._fill()
+
+    def call(self, *args):
+        self.send(*args)
+        return self.read_reply()
+
+    def callv(self, *args):
+        """call() and return the plain Python value; raises on error replies."""
+        r = self.call(*args)
+        if r.is_error():
+            raise ProtocolError("%s -> %s" % (" ".join(map(str, args)), r.value))
+        return r.py()
+
+    def pipeline(self, commands):
+        """Send all commands in one write, then read as many replies."""
+        self.sock.sendall(b"".join(encode_command(*c) for c in commands))
+        return [self.read_reply() for _ in commands]
+
+    def recv_until_closed(self, timeout=5.0, limit=1 << 26):
+        """Read until EOF.  Returns (data, closed): closed is False on timeout.
+        A reset counts as closed."""
+        data = bytes(self.buf)
+        self.buf = bytearray()
+        deadline = time.monotonic() + timeout
+        while len(data) < limit:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return data, False
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                return data, False
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except ConnectionResetError:
+                return data, True
+            if not chunk:
+                return data, True
+            data += chunk
+        return data, False
+
+    def is_closed_by_peer(self, timeout=5.0):
+        data, closed = self.recv_until_closed(timeout)
+        return closed and not data
+
+
+# ------------------------------------------------------------ case-file helpers
+
+def split_args(line):
+    """Split a line the way redis-cli does (sdssplitargs): words separated by
+    blanks; "..." with \\xHH \\n \\r \\t \\b \\a \\\\ \\" escapes; '...' with \\'.
+    A closing quote must be followed by a blank or the end.  Returns a list of
+    bytes, or raises ValueError on unbalanced quotes."""
+    out = []
+    i, n = 0, len(line)
+    esc = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "a": "\a"}
+    while True:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            return out
+        cur = []
+        inq = insq = False
+        while True:
+            if inq:
+                if i >= n:
+                    raise ValueError("unbalanced quotes")
+                c = line[i]
+                if c == "\\" and i + 3 < n and line[i + 1] == "x" and \
+                        re.match(r"[0-9a-fA-F]{2}", line[i + 2:i + 4]):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == "\\" and i + 1 < n:
+                    i += 1
+                    cur.append(esc.get(line[i], line[i]))
+                elif c == '"':
+                    if i + 1 < n and not line[i + 1].isspace():
+                        raise ValueError("closing quote must be followed by a space")
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            elif insq:
+                if i >= n:
+                    raise ValueError("unbalanced quotes")
+                c = line[i]
+                if c == "\\" and i + 1 < n and line[i + 1] == "'":
+                    i += 1
+                    cur.append("'")
+                elif c == "'":
+                    if i + 1 < n and not line[i + 1].isspace():
+                        raise ValueError("closing quote must be followed by a space")
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            else:
+                if i >= n:
+                    break
+                c = line[i]
+                if c.isspace():
+                    break
+                if c == '"':
+                    inq = True
+                elif c == "'":
+                    insq = True
+                else:
+                    cur.append(c)
+            i += 1
+        # \xHH escapes are single bytes (ints); other text is UTF-8.
+        out.append(b"".join(bytes([x]) if isinstance(x, int) else x.encode("utf-8") for x in cur))
+
+
+__all__.append("split_args")

@@ -1,0 +1,90 @@
+/* core/util: Redis-exact number parsing and formatting, glob matching,
+ * memory sizes. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tests/tap.h"
+#include "zarisd/core/util.h"
+
+static int ll_ok(const char *s, long long want)
+{
+	long long v;
+	return zr_str_to_ll(s, strlen(s), &v) && v == want;
+}
+
+static int ll_bad(const char *s, size_t len)
+{
+	long long v;
+	return !zr_str_to_ll(s, len, &v);
+}
+
+int main(void)
+{
+	ok(ll_ok("0", 0) && ll_ok("-1", -1) && ll_ok("9223372036854775807", INT64_MAX) &&
+		   ll_ok("-9223372036854775808", INT64_MIN),
+	   "long long: 0, -1 and both extremes parse");
+	ok(ll_bad("9223372036854775808", 19) && ll_bad("-9223372036854775809", 20),
+	   "long long: out of range rejected");
+	ok(ll_bad("01", 2) && ll_bad("-0", 2) && ll_bad("+1", 2) && ll_bad(" 1", 2) && ll_bad("1 ", 2) &&
+		   ll_bad("", 0) &&
+		   ll_bad("1\0"
+			  "2",
+			  3),
+	   "long long: leading zero, -0, plus, spaces, empty, embedded NUL rejected (string2ll)");
+
+	long double ld;
+	ok(zr_str_to_ld("10.5", 4, &ld) && ld == 10.5L, "long double parses 10.5");
+	ok(!zr_str_to_ld("1\0"
+			 "2",
+			 3, &ld),
+	   "long double: an embedded NUL makes the text invalid");
+	ok(!zr_str_to_ld(" 1", 2, &ld) && !zr_str_to_ld("nan", 3, &ld) && !zr_str_to_ld("1x", 2, &ld),
+	   "long double: leading space, nan, trailing garbage rejected");
+	double d;
+	ok(zr_str_to_d("inf", 3, &d) && isinf(d) && zr_str_to_d("-inf", 4, &d) && d < 0,
+	   "double accepts inf/-inf");
+	ok(!zr_str_to_d("1\0"
+			"5",
+			3, &d),
+	   "double: an embedded NUL makes the text invalid");
+
+	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
+	zr_ld_to_str(buf, sizeof(buf), 10.5L);
+	is_str(buf, "10.5", "ld2string 10.5");
+	zr_ld_to_str(buf, sizeof(buf), 3.0L);
+	is_str(buf, "3", "ld2string drops a trailing .0");
+	zr_ld_to_str(buf, sizeof(buf), 5000.0L);
+	is_str(buf, "5000", "ld2string keeps integral zeros");
+	zr_ld_to_str(buf, sizeof(buf), -0.0L);
+	is_str(buf, "0", "ld2string prints -0 as 0");
+	zr_ll_to_str(buf, INT64_MIN);
+	is_str(buf, "-9223372036854775808", "ll_to_str of the minimum");
+
+	ok(zr_glob_match("h?llo", 5, "hello", 5, false), "glob ?");
+	ok(zr_glob_match("h*o", 3, "hello", 5, false) && zr_glob_match("*", 1, "", 0, false), "glob *");
+	ok(zr_glob_match("h[ae]llo", 8, "hallo", 5, false) &&
+		   !zr_glob_match("h[ae]llo", 8, "hillo", 5, false),
+	   "glob [ae]");
+	ok(zr_glob_match("h[^e]llo", 8, "hallo", 5, false) &&
+		   !zr_glob_match("h[^e]llo", 8, "hello", 5, false),
+	   "glob [^e]");
+	ok(zr_glob_match("h[a-c]llo", 9, "hbllo", 5, false), "glob range");
+	ok(zr_glob_match("h\\*llo", 6, "h*llo", 5, false) && !zr_glob_match("h\\*llo", 6, "hello", 5, false),
+	   "glob escape");
+	ok(zr_glob_match("HELLO", 5, "hello", 5, true) && !zr_glob_match("HELLO", 5, "hello", 5, false),
+	   "glob nocase");
+	char longpat[2048];
+	memset(longpat, '*', sizeof(longpat) - 2);
+	longpat[sizeof(longpat) - 2] = 'x';
+	ok(!zr_glob_match(longpat, sizeof(longpat) - 1, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 39, false),
+	   "glob: a pathological pattern ends");
+
+	unsigned long long m;
+	ok(zr_parse_memory("64mb", &m) && m == 64ULL << 20, "64mb");
+	ok(zr_parse_memory("1gb", &m) && m == 1ULL << 30, "1gb");
+	ok(zr_parse_memory("1k", &m) && m == 1000, "1k is 1000 (Redis)");
+	ok(zr_parse_memory("100", &m) && m == 100, "bare bytes");
+	ok(!zr_parse_memory("12xb", &m) && !zr_parse_memory("mb", &m), "bad units rejected");
+	return done_testing();
+}

@@ -1,0 +1,165 @@
+/* Unit tests of config/ (zconf): units, loading, effective settings, argv,
+ * local detection and errors with file:line. */
+#include "config/zconf.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/zconf-unit-XXXXXX";
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+struct collect {
+	char buf[1024];
+	size_t len;
+};
+
+static int collect_fn(const char *key, const char *value, void *ctx)
+{
+	struct collect *c = ctx;
+
+	c->len += (size_t)snprintf(c->buf + c->len, sizeof(c->buf) - c->len, "%s=%s ", key, value);
+	return 0;
+}
+
+static int stop_at_cores(const char *key, const char *value, void *ctx)
+{
+	return strcmp(key, "cores") == 0 ? 42 : 0;
+}
+
+static void test_units(void)
+{
+	unsigned long long v;
+	long long d;
+	cpu_set_t set;
+	char norm[64];
+
+	ok(zconf_parse_size("12gb", 0, &v) == 0 && v == 12ULL << 30, "12gb");
+	ok(zconf_parse_size("1k", 0, &v) == 0 && v == 1000, "1k is 1000 (Redis)");
+	ok(zconf_parse_size("1KB", 0, &v) == 0 && v == 1024, "1KB is 1024, case-insensitive");
+	ok(zconf_parse_size("100", 0, &v) == 0 && v == 100, "bare bytes");
+	ok(zconf_parse_size("75%", 1000, &v) == 0 && v == 750, "75%% of 1000");
+	ok(zconf_parse_size("75%", 0, &v) == -EINVAL, "percent needs a total");
+	ok(zconf_parse_size("101%", 1000, &v) == -EINVAL, "more than 100%% refused");
+	ok(zconf_parse_size("12zb", 0, &v) == -EINVAL, "unknown unit refused");
+	ok(zconf_parse_size("", 0, &v) == -EINVAL, "empty refused");
+	ok(zconf_parse_size("99999999999999999999", 0, &v) == -EINVAL, "overflow refused");
+	ok(zconf_parse_size("17179869184gb", 0, &v) == -EINVAL, "overflow through the unit refused");
+	ok(zconf_parse_duration_ms("500ms", &d) == 0 && d == 500, "500ms");
+	ok(zconf_parse_duration_ms("2s", &d) == 0 && d == 2000, "2s");
+	ok(zconf_parse_duration_ms("1m", &d) == 0 && d == 60000, "1m");
+	ok(zconf_parse_duration_ms("250", &d) == 0 && d == 250, "bare number is ms");
+	ok(zconf_parse_duration_ms("1 s", &d) == -EINVAL, "space refused");
+	ok(zconf_parse_cores("3,0-1,6", &set, norm, sizeof(norm)) == 0 && CPU_COUNT(&set) == 4, "cores list");
+	is_str(norm, "0-1,3,6", "cores normalised");
+	ok(zconf_parse_cores("2-1", &set, norm, sizeof(norm)) == -EINVAL, "reversed range refused");
+	ok(zconf_parse_cores("0,", &set, norm, sizeof(norm)) == -EINVAL, "trailing comma refused");
+	ok(zconf_parse_cores("4096", &set, norm, sizeof(norm)) == -EINVAL, "core beyond CPU_SETSIZE refused");
+}
+
+static void test_load(void)
+{
+	const char *path = write_file(
+		"ok.conf", "cluster = { name = \"c\"; maxmemory = \"64mb\"; io-backend = \"epoll\";\n"
+			   "  protected-mode = false; };\n"
+			   "supervisor = { health-interval = \"250ms\"; health-failures = 5; };\n"
+			   "nodes = (\n"
+			   "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; cores = [1, 0];\n"
+			   "    maxmemory = 1048576; },\n"
+			   "  { name = \"b\"; address = \"10.255.255.1\"; port = 7001; threads = 3;\n"
+			   "    replica-of = \"a\"; }\n"
+			   ");\n");
+	struct zconf *conf;
+	struct zconf_error err;
+	struct collect c = { .len = 0 };
+	const struct zconf_node *a, *b;
+	char **argv;
+
+	ok(zconf_load(path, &conf, &err) == 0, "valid file loads (%s)", err.message);
+	if (!conf)
+		return;
+	is_str(conf->cluster_name, "c", "cluster name");
+	is_int(conf->sv.health_interval_ms, 250, "health-interval in ms");
+	is_int(conf->sv.health_failures, 5, "health-failures");
+	is_int(conf->sv.stop_timeout_ms, 10000, "stop-timeout default");
+	a = zconf_find_node(conf, "a");
+	b = zconf_find_node(conf, "b");
+	ok(a && b && !zconf_find_node(conf, "zz"), "find nodes");
+	ok(a->is_local, "127.0.0.1 is local");
+	ok(!b->is_local, "10.255.255.1 is not local");
+	is_int(conf->n_local, 1, "one local node");
+	is_int(a->maxmemory, 1048576, "node's maxmemory overrides the cluster's");
+	is_int(b->maxmemory, 64 << 20, "b inherits the cluster's maxmemory");
+	ok(b->role == ZCONF_ROLE_REPLICA && strcmp(b->replica_of, "a") == 0,
+	   "replica-of implies role replica");
+	zconf_node_foreach_setting(conf, a, collect_fn, &c);
+	is_str(c.buf,
+	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no ",
+	       "effective settings of a, with zarisd's flag names");
+	is_int(zconf_node_foreach_setting(conf, a, stop_at_cores, NULL), 42, "foreach stops at fn's result");
+	argv = zconf_node_argv(conf, b, "/usr/sbin/zarisd");
+	ok(argv && strcmp(argv[0], "/usr/sbin/zarisd") == 0 && strcmp(argv[1], "--port") == 0 &&
+		   strcmp(argv[2], "7001") == 0 && strcmp(argv[3], "--bind") == 0 &&
+		   strcmp(argv[4], "10.255.255.1") == 0 && strcmp(argv[5], "--threads") == 0 &&
+		   strcmp(argv[6], "3") == 0,
+	   "argv for b");
+	zconf_argv_free(argv);
+	ok(zconf_key_is_live(ZCONF_K_MAXMEMORY) && !zconf_key_is_live(ZCONF_K_CORES),
+	   "maxmemory is live, cores is not");
+	zconf_free(conf);
+
+	ok(zconf_load_local(path, "b", &conf, &err) == 0 && conf, "--node b");
+	ok(conf && !zconf_find_node(conf, "a")->is_local && zconf_find_node(conf, "b")->is_local,
+	   "--node b makes only b local");
+	zconf_free(conf);
+	ok(zconf_load_local(path, "a,zz", &conf, &err) == -EINVAL && !conf,
+	   "--node with an unknown name fails");
+	ok(strstr(err.message, "--node zz") != NULL, "and names it: %s", err.message);
+}
+
+static void test_errors(void)
+{
+	struct zconf *conf;
+	struct zconf_error err;
+	char msg[900];
+	const char *path = write_file("bad.conf", "nodes = (\n  { name = \"a\"; address = \"127.0.0.1\";\n"
+						  "    port = 7001; cores = \"0\"; },\n"
+						  "  { name = \"b\"; address = \"127.0.0.1\"; port = 7002;\n"
+						  "    cores = \"0\"; }\n);\n");
+
+	ok(zconf_load(path, &conf, &err) == -EINVAL && !conf, "overlapping cores rejected");
+	is_int(err.line, 5, "at the second node's cores line");
+	ok(strstr(err.message, "overlapping cores") != NULL, "message: %s", err.message);
+	zconf_error_format(&err, msg, sizeof(msg));
+	ok(strncmp(msg, path, strlen(path)) == 0 && strstr(msg, ":5: ") != NULL, "formatted file:line: %s",
+	   msg);
+	ok(zconf_load("/nonexistent/zaris.conf", &conf, &err) == -ENOENT, "missing file is -ENOENT");
+	is_int(err.line, 0, "no line for a missing file");
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		skip_all("mkdtemp failed");
+	test_units();
+	test_load();
+	test_errors();
+	unlink(write_file("ok.conf", ""));
+	unlink(write_file("bad.conf", ""));
+	rmdir(tmpdir);
+	return done_testing();
+}

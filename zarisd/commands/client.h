@@ -1,0 +1,72 @@
+/* client — the per-connection state that command handlers see.
+ *
+ * A client belongs to exactly one worker thread (the one whose listener
+ * accepted it) for its whole life; only that thread touches it, except the
+ * fields marked "shared", which other workers read for CLIENT LIST / INFO /
+ * CLIENT KILL (relaxed atomics, or under the owning worker's client-list
+ * lock for the name).
+ */
+#ifndef ZR_CLIENT_H
+#define ZR_CLIENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "zarisd/proto/reply.h"
+#include "zarisd/proto/resp.h"
+
+struct server;
+struct command;
+struct worker_stats;
+
+enum client_flag {
+	CLIENT_AUTHENTICATED = 1u << 0,
+	CLIENT_CLOSE_AFTER_REPLY = 1u << 1, /* QUIT, protocol errors: close once out is sent */
+	CLIENT_REPLY_OFF = 1u << 2,	    /* CLIENT REPLY OFF */
+	CLIENT_REPLY_SKIP_NEXT = 1u << 3,   /* CLIENT REPLY SKIP: mute the next command */
+	CLIENT_REPLY_SKIP = 1u << 4,	    /* muting the current command */
+	CLIENT_NO_EVICT = 1u << 5,
+	CLIENT_PROTECTED = 1u << 6, /* protected mode: answer DENIED and close */
+	CLIENT_LOOPBACK = 1u << 7,  /* peer address is loopback or unix */
+	CLIENT_IN_MULTI = 1u << 8,  /* reserved for MULTI (data types issue) */
+};
+
+struct client {
+	uint64_t id;		    /* CLIENT ID: unique for the process's life */
+	struct server *srv;	    /* shared server state (store, settings, registry) */
+	struct worker_stats *stats; /* the owning worker's counters */
+	unsigned worker;	    /* owning worker's index */
+	void *conn;		    /* owning connection (net layer), opaque here */
+
+	struct obuf out;       /* pending replies */
+	struct resp_arg *argv; /* current command's arguments (borrowed from the parser) */
+	int argc;
+	const struct command *cmd; /* row being executed (subcommand row for containers) */
+	int64_t now_ms;		   /* wall clock sampled once per command: one instant for TTL checks */
+
+	unsigned db;	  /* selected database */
+	uint32_t flags;	  /* enum client_flag */
+	int64_t ctime_ms; /* connect time */
+
+	/* shared: read by other workers for CLIENT LIST / KILL */
+	_Atomic int64_t last_interaction_ms;
+	_Atomic(const struct command *) last_cmd;
+	_Atomic unsigned shared_db;
+	_Atomic bool kill_requested;
+	_Atomic uint64_t shared_qbuf; /* query buffer bytes, published once per loop turn */
+	_Atomic uint64_t shared_omem; /* output buffer bytes held */
+	_Atomic uint64_t shared_tot_net_in;
+	_Atomic uint64_t shared_tot_net_out;
+	_Atomic uint64_t shared_tot_cmds;
+	_Atomic int shared_flags;	    /* copy of flags for CLIENT LIST (N, x...) */
+	_Atomic int shared_resp;	    /* copy of resp */
+	struct client *reg_next, *reg_prev; /* registry list, under the worker's lock */
+	char *name;			    /* CLIENT SETNAME; guarded by the worker's client-list lock */
+	char addr[64];			    /* "ip:port" of the peer */
+	char laddr[64];			    /* "ip:port" of our end */
+	int fd;
+	uint8_t resp; /* 2 or 3, mirrored in out.resp */
+};
+
+#endif

@@ -1,0 +1,424 @@
+/* cmd_command — COMMAND, COMMAND COUNT / INFO / DOCS / LIST / GETKEYS / HELP,
+ * all derived from the command table (table.h): flags, ACL categories and
+ * the key specification come from each row's flags, group and
+ * first/last/step key positions, in Redis 7.0's reply shapes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/command.h"
+#include "zarisd/commands/handlers.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/core/util.h"
+#include "zarisd/proto/reply.h"
+
+/* --- flags and ACL categories ------------------------------------------------ */
+
+static const struct {
+	uint32_t flag;
+	const char *name;
+} flag_names[] = {
+	/* Redis 7.0's order of COMMAND INFO flags */
+	{ CMD_WRITE, "write" },	      { CMD_READONLY, "readonly" }, { CMD_DENYOOM, "denyoom" },
+	{ CMD_ADMIN, "admin" },	      { CMD_PUBSUB, "pubsub" },	    { CMD_NOSCRIPT, "noscript" },
+	{ CMD_BLOCKING, "blocking" }, { CMD_LOADING, "loading" },   { CMD_STALE, "stale" },
+	{ CMD_FAST, "fast" },	      { CMD_NOAUTH, "no_auth" },    { CMD_NOMULTI, "no_multi" },
+};
+
+#define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
+
+/* A container without a handler of its own only routes to its subcommands:
+ * Redis shows it with no flags and @slow. */
+static bool is_pure_container(const struct command *cmd)
+{
+	return (cmd->flags & CMD_CONTAINER) && !cmd->handler;
+}
+
+static const char *top_name(const struct command *cmd)
+{
+	return cmd->parent ? cmd->parent->name : cmd->name;
+}
+
+/* ACL categories in Redis's category order. */
+enum acl_cat {
+	ACL_KEYSPACE,
+	ACL_READ,
+	ACL_WRITE,
+	ACL_STRING,
+	ACL_PUBSUB,
+	ACL_ADMIN,
+	ACL_FAST,
+	ACL_SLOW,
+	ACL_BLOCKING,
+	ACL_DANGEROUS,
+	ACL_CONNECTION,
+	ACL_COUNT
+};
+
+static const char *const acl_cat_names[ACL_COUNT] = {
+	"keyspace", "read", "write",	"string",    "pubsub",	   "admin",
+	"fast",	    "slow", "blocking", "dangerous", "connection",
+};
+
+/* Which categories CMD belongs to: Redis's implicit ones from the flags
+ * (write, read, admin+dangerous, pubsub, fast/slow, blocking) plus those
+ * its group implies. Three commands carry categories no flag explains
+ * (Redis lists them explicitly): KEYS and INFO are @dangerous, LASTSAVE
+ * @admin @dangerous; the COMMAND family is @connection. */
+static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
+{
+	memset(out, 0, sizeof(bool) * ACL_COUNT);
+	if (is_pure_container(cmd)) {
+		out[ACL_SLOW] = true;
+		return;
+	}
+	uint32_t f = cmd->flags;
+	const char *group = cmd->group ? cmd->group : "";
+	const char *top = top_name(cmd);
+	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
+	out[ACL_READ] = f & CMD_READONLY;
+	out[ACL_WRITE] = f & CMD_WRITE;
+	out[ACL_STRING] = !strcmp(group, "string");
+	out[ACL_PUBSUB] = (f & CMD_PUBSUB) || !strcmp(group, "pubsub");
+	out[ACL_ADMIN] = (f & CMD_ADMIN) || !strcmp(top, "lastsave");
+	out[ACL_FAST] = f & CMD_FAST;
+	out[ACL_SLOW] = !(f & CMD_FAST);
+	out[ACL_BLOCKING] = f & CMD_BLOCKING;
+	out[ACL_DANGEROUS] = (f & CMD_ADMIN) || ((f & CMD_WRITE) && (f & CMD_WHOLEDB)) ||
+			     !strcmp(top, "keys") || !strcmp(top, "info") || !strcmp(top, "lastsave");
+	out[ACL_CONNECTION] = !strcmp(group, "connection") || !strcmp(top, "command");
+}
+
+static bool has_keys(const struct command *cmd)
+{
+	return cmd->first_key > 0;
+}
+
+/* --- COMMAND INFO --------------------------------------------------------------- */
+
+static void reply_key_specs(struct obuf *o, const struct command *cmd)
+{
+	if (!has_keys(cmd)) {
+		reply_set(o, 0);
+		return;
+	}
+	reply_set(o, 1);
+	reply_map(o, 3);
+	reply_bulk_cstr(o, "flags");
+	reply_set(o, 2);
+	if (cmd->flags & CMD_READONLY) {
+		reply_simple(o, "RO");
+		reply_simple(o, "access");
+	} else {
+		reply_simple(o, "RW");
+		reply_simple(o, "update");
+	}
+	reply_bulk_cstr(o, "begin_search");
+	reply_map(o, 2);
+	reply_bulk_cstr(o, "type");
+	reply_bulk_cstr(o, "index");
+	reply_bulk_cstr(o, "spec");
+	reply_map(o, 1);
+	reply_bulk_cstr(o, "index");
+	reply_long(o, cmd->first_key);
+	reply_bulk_cstr(o, "find_keys");
+	reply_map(o, 2);
+	reply_bulk_cstr(o, "type");
+	reply_bulk_cstr(o, "range");
+	reply_bulk_cstr(o, "spec");
+	reply_map(o, 3);
+	/* the range's last key is relative to the first (negative: from the end) */
+	reply_bulk_cstr(o, "lastkey");
+	reply_long(o, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+	reply_bulk_cstr(o, "keystep");
+	reply_long(o, cmd->key_step);
+	reply_bulk_cstr(o, "limit");
+	reply_long(o, 0);
+}
+
+static void reply_command_info(struct obuf *o, const struct command *cmd)
+{
+	char name[96];
+	command_full_name(cmd, name, sizeof(name));
+	reply_array(o, 10);
+	reply_bulk_cstr(o, name);
+	reply_long(o, cmd->arity);
+	long nflags = 0;
+	bool pure = is_pure_container(cmd);
+	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
+		nflags += (cmd->flags & flag_names[i].flag) != 0;
+	reply_set(o, nflags);
+	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
+		if (cmd->flags & flag_names[i].flag)
+			reply_simple(o, flag_names[i].name);
+	reply_long(o, cmd->first_key);
+	reply_long(o, cmd->last_key);
+	reply_long(o, cmd->key_step);
+	bool cats[ACL_COUNT];
+	acl_categories(cmd, cats);
+	long ncats = 0;
+	for (int i = 0; i < ACL_COUNT; i++)
+		ncats += cats[i];
+	reply_set(o, ncats);
+	for (int i = 0; i < ACL_COUNT; i++)
+		if (cats[i]) {
+			char cat[32];
+			snprintf(cat, sizeof(cat), "@%s", acl_cat_names[i]);
+			reply_simple(o, cat);
+		}
+	reply_set(o, 0); /* tips */
+	reply_key_specs(o, cmd);
+	long nsub = 0;
+	for (const struct command *s = cmd->subcommands; s && s->name; s++)
+		nsub++;
+	/* Redis 7.0 answers an empty set for no subcommands, else an array */
+	if (nsub)
+		reply_array(o, nsub);
+	else
+		reply_set(o, 0);
+	for (const struct command *s = cmd->subcommands; s && s->name; s++)
+		reply_command_info(o, s);
+}
+
+/* The row named by "name" or "container|sub", or NULL. */
+static const struct command *lookup_full_name(const char *name, size_t len)
+{
+	const char *bar = memchr(name, '|', len);
+	if (!bar)
+		return command_lookup(name, len);
+	const struct command *top = command_lookup(name, (size_t)(bar - name));
+	if (!top || !top->subcommands)
+		return NULL;
+	return command_lookup_sub(top, bar + 1, len - (size_t)(bar - name) - 1);
+}
+
+static void reply_all_infos(struct client *c)
+{
+	unsigned n = command_count();
+	reply_array(&c->out, n);
+	for (unsigned i = 0; i < n; i++)
+		reply_command_info(&c->out, command_at(i));
+}
+
+void cmd_command(struct client *c)
+{
+	reply_all_infos(c);
+}
+
+void cmd_command_info(struct client *c)
+{
+	if (c->argc == 2) {
+		reply_all_infos(c);
+		return;
+	}
+	reply_array(&c->out, c->argc - 2);
+	for (int i = 2; i < c->argc; i++) {
+		const struct command *cmd = lookup_full_name(c->argv[i].ptr, c->argv[i].len);
+		if (cmd)
+			reply_command_info(&c->out, cmd);
+		else
+			reply_null(&c->out); /* Redis: a null bulk in RESP2 */
+	}
+}
+
+void cmd_command_count(struct client *c)
+{
+	reply_long(&c->out, command_count());
+}
+
+/* --- COMMAND DOCS ----------------------------------------------------------------- */
+
+static void reply_command_docs(struct obuf *o, const struct command *cmd)
+{
+	long nsub = 0;
+	for (const struct command *s = cmd->subcommands; s && s->name; s++)
+		nsub++;
+	long fields = 3 + (cmd->complexity != NULL) + (nsub > 0);
+	reply_map(o, fields);
+	reply_bulk_cstr(o, "summary");
+	reply_bulk_cstr(o, cmd->summary ? cmd->summary : "");
+	reply_bulk_cstr(o, "since");
+	reply_bulk_cstr(o, cmd->since ? cmd->since : "");
+	reply_bulk_cstr(o, "group");
+	reply_bulk_cstr(o, cmd->group ? cmd->group : "");
+	if (cmd->complexity) {
+		reply_bulk_cstr(o, "complexity");
+		reply_bulk_cstr(o, cmd->complexity);
+	}
+	if (nsub) {
+		reply_bulk_cstr(o, "subcommands");
+		reply_map(o, nsub);
+		for (const struct command *s = cmd->subcommands; s && s->name; s++) {
+			char name[96];
+			command_full_name(s, name, sizeof(name));
+			reply_bulk_cstr(o, name);
+			reply_command_docs(o, s);
+		}
+	}
+}
+
+void cmd_command_docs(struct client *c)
+{
+	if (c->argc == 2) {
+		unsigned n = command_count();
+		reply_map(&c->out, n);
+		for (unsigned i = 0; i < n; i++) {
+			reply_bulk_cstr(&c->out, command_at(i)->name);
+			reply_command_docs(&c->out, command_at(i));
+		}
+		return;
+	}
+	/* unknown names are left out, so the size is known only at the end */
+	struct reply_deferred d;
+	reply_deferred(&c->out, &d);
+	long found = 0;
+	for (int i = 2; i < c->argc; i++) {
+		const struct command *cmd = lookup_full_name(c->argv[i].ptr, c->argv[i].len);
+		if (!cmd)
+			continue;
+		char name[96];
+		command_full_name(cmd, name, sizeof(name));
+		reply_bulk_cstr(&c->out, name);
+		reply_command_docs(&c->out, cmd);
+		found++;
+	}
+	reply_set_deferred(&c->out, &d, REPLY_AGG_MAP, found);
+}
+
+/* --- COMMAND LIST ------------------------------------------------------------------ */
+
+enum list_filter {
+	LIST_ALL,
+	LIST_MODULE,
+	LIST_ACLCAT,
+	LIST_PATTERN
+};
+
+static bool list_match(const struct command *cmd, enum list_filter f, const char *arg, size_t len)
+{
+	switch (f) {
+	case LIST_ALL:
+		return true;
+	case LIST_MODULE:
+		return false; /* no modules */
+	case LIST_ACLCAT: {
+		bool cats[ACL_COUNT];
+		acl_categories(cmd, cats);
+		for (int i = 0; i < ACL_COUNT; i++)
+			if (cats[i] && zr_eq_nocase(arg, len, acl_cat_names[i]))
+				return true;
+		return false;
+	}
+	case LIST_PATTERN: {
+		char name[96];
+		size_t n = command_full_name(cmd, name, sizeof(name));
+		return zr_glob_match(arg, len, name, n, true);
+	}
+	}
+	return false;
+}
+
+static long list_add(struct obuf *o, const struct command *cmd, enum list_filter f, const char *arg,
+		     size_t len)
+{
+	long n = 0;
+	if (list_match(cmd, f, arg, len)) {
+		char name[96];
+		size_t nl = command_full_name(cmd, name, sizeof(name));
+		reply_bulk(o, name, nl);
+		n++;
+	}
+	for (const struct command *s = cmd->subcommands; s && s->name; s++)
+		n += list_add(o, s, f, arg, len);
+	return n;
+}
+
+void cmd_command_list(struct client *c)
+{
+	enum list_filter f = LIST_ALL;
+	const char *arg = NULL;
+	size_t len = 0;
+	if (c->argc == 5 && cmd_arg_is(c, 2, "filterby")) {
+		if (cmd_arg_is(c, 3, "module"))
+			f = LIST_MODULE;
+		else if (cmd_arg_is(c, 3, "aclcat"))
+			f = LIST_ACLCAT;
+		else if (cmd_arg_is(c, 3, "pattern"))
+			f = LIST_PATTERN;
+		else {
+			reply_error(&c->out, ERR_SYNTAX);
+			return;
+		}
+		arg = cmd_arg(c, 4, &len);
+	} else if (c->argc != 2) {
+		reply_error(&c->out, ERR_SYNTAX);
+		return;
+	}
+	struct reply_deferred d;
+	reply_deferred(&c->out, &d);
+	long n = 0;
+	for (unsigned i = 0; i < command_count(); i++)
+		n += list_add(&c->out, command_at(i), f, arg, len);
+	reply_set_deferred(&c->out, &d, REPLY_AGG_ARRAY, n);
+}
+
+/* --- COMMAND GETKEYS ----------------------------------------------------------------- */
+
+void cmd_command_getkeys(struct client *c)
+{
+	const struct resp_arg *argv = c->argv + 2;
+	int argc = c->argc - 2;
+	const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+	if (cmd && (cmd->flags & CMD_CONTAINER) && cmd->subcommands && argc >= 2) {
+		cmd = command_lookup_sub(cmd, argv[1].ptr, argv[1].len);
+	}
+	if (!cmd) {
+		reply_error(&c->out, "ERR Invalid command specified");
+		return;
+	}
+	if (!has_keys(cmd)) {
+		reply_error(&c->out, "ERR The command has no key arguments");
+		return;
+	}
+	if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+		reply_error(&c->out, "ERR Invalid number of arguments specified for command");
+		return;
+	}
+	int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+	int step = cmd->key_step > 0 ? cmd->key_step : 1;
+	if (last >= argc)
+		last = argc - 1;
+	if (cmd->first_key > last) {
+		reply_error(&c->out, "ERR Invalid arguments specified for command");
+		return;
+	}
+	reply_array(&c->out, (last - cmd->first_key) / step + 1);
+	for (int i = cmd->first_key; i <= last; i += step)
+		reply_bulk(&c->out, argv[i].ptr, argv[i].len);
+}
+
+void cmd_command_help(struct client *c)
+{
+	static const char *const help[] = {
+		"(no subcommand)",
+		"    Return details about all Redis commands.",
+		"COUNT",
+		"    Return the total number of commands in this Redis server.",
+		"LIST",
+		"    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full Redis command.",
+		NULL,
+	};
+	cmd_reply_help(c, help);
+}

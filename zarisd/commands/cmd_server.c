@@ -1,0 +1,342 @@
+/* cmd_server — TIME, LASTSAVE, DEBUG (SLEEP, OBJECT, PROTOCOL, LOG, HELP),
+ * SLOWLOG GET/LEN/RESET/HELP, LATENCY LATEST/HISTORY/RESET/DOCTOR/HELP and
+ * SHUTDOWN. The slow log and the latency monitor keep their own state
+ * (slowlog.h, latency.h); these handlers only parse and reply.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/handlers.h"
+#include "zarisd/commands/latency.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/slowlog.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/util.h"
+#include "zarisd/proto/reply.h"
+#include "zarisd/store/store.h"
+
+void cmd_time(struct client *c)
+{
+	int64_t us = zr_time_us();
+	reply_array(&c->out, 2);
+	reply_bulk_ll(&c->out, us / 1000000);
+	reply_bulk_ll(&c->out, us % 1000000);
+}
+
+void cmd_lastsave(struct client *c)
+{
+	reply_long(&c->out, atomic_load_explicit(&c->srv->lastsave, memory_order_relaxed));
+}
+
+/* --- DEBUG ----------------------------------------------------------------------- */
+
+/* Bytes a string value would take in an RDB file, without compression:
+ * integers in 8/16/32 bits take their width plus a type byte, other strings
+ * their length plus a 1, 2 or 5 byte length prefix. */
+static size_t serialized_length(const char *v, size_t len)
+{
+	long long ll;
+	if (len <= 11 && zr_str_to_ll(v, len, &ll)) {
+		if (ll >= -128 && ll <= 127)
+			return 2;
+		if (ll >= -32768 && ll <= 32767)
+			return 3;
+		if (ll >= -2147483648LL && ll <= 2147483647LL)
+			return 5;
+	}
+	return len + (len < 64 ? 1 : len < 16384 ? 2 : 5);
+}
+
+static void debug_object(struct client *c)
+{
+	struct store *st = c->srv->store;
+	size_t klen;
+	const char *key = cmd_arg(c, 2, &klen);
+	/* DEBUG is keyless in the table (its key position depends on the
+	 * subcommand), so the shard lock is taken here */
+	unsigned shard = store_shard_of(st, key, klen);
+	char line[256];
+	store_lock(st, shard);
+	struct entry *e = store_find_locked(st, c->db, key, klen, zr_time_ms(),
+					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+	if (e) {
+		size_t vlen = 0;
+		size_t ser;
+		if (entry_type(e) == STORE_TYPE_STRING) {
+			const char *v = entry_str(e, &vlen);
+			ser = serialized_length(v, vlen);
+		} else {
+			ser = entry_memory(st, e);
+		}
+		uint64_t idle = entry_idle_seconds(st, e);
+		long long lru = ((zr_time_ms() / 1000) - (long long)idle) & ((1 << 24) - 1);
+		snprintf(
+			line, sizeof(line),
+			"Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%lld lru_seconds_idle:%llu",
+			(void *)e, entry_encoding(st, e), ser, lru, (unsigned long long)idle);
+	}
+	store_unlock(st, shard);
+	if (e)
+		reply_simple(&c->out, line);
+	else
+		reply_error(&c->out, ERR_NO_KEY);
+}
+
+static void debug_sleep(struct client *c)
+{
+	/* Redis reads the seconds with strtod: decimals allowed, junk is 0 */
+	char buf[64];
+	size_t len = c->argv[2].len < sizeof(buf) - 1 ? c->argv[2].len : sizeof(buf) - 1;
+	memcpy(buf, c->argv[2].ptr, len);
+	buf[len] = '\0';
+	double secs = strtod(buf, NULL);
+	if (secs > 0 && isfinite(secs)) {
+		struct timespec ts = { .tv_sec = (time_t)secs,
+				       .tv_nsec = (long)((secs - floor(secs)) * 1e9) };
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
+	reply_ok(&c->out);
+}
+
+static const char *const debug_protocol_types =
+	"string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+
+/* DEBUG PROTOCOL <type>: one sample reply of each RESP type, for client tests. */
+static void debug_protocol(struct client *c)
+{
+	struct obuf *o = &c->out;
+	if (cmd_arg_is(c, 2, "string")) {
+		reply_bulk_cstr(o, "Hello World");
+	} else if (cmd_arg_is(c, 2, "integer")) {
+		reply_long(o, 12345);
+	} else if (cmd_arg_is(c, 2, "double")) {
+		reply_double(o, 3.141);
+	} else if (cmd_arg_is(c, 2, "bignum")) {
+		reply_bignum_str(o, "1234567999999999999999999999999999999");
+	} else if (cmd_arg_is(c, 2, "null")) {
+		reply_null(o);
+	} else if (cmd_arg_is(c, 2, "array")) {
+		reply_array(o, 3);
+		for (int i = 0; i < 3; i++)
+			reply_long(o, i);
+	} else if (cmd_arg_is(c, 2, "set")) {
+		reply_set(o, 3);
+		for (int i = 0; i < 3; i++)
+			reply_long(o, i);
+	} else if (cmd_arg_is(c, 2, "map")) {
+		reply_map(o, 3);
+		for (int i = 0; i < 3; i++) {
+			reply_long(o, i);
+			reply_bool(o, i == 1);
+		}
+	} else if (cmd_arg_is(c, 2, "attrib")) {
+		if (o->resp >= 3) {
+			/* RESP3 attribute: no reply_* helper, it exists only for this test */
+			reply_raw(o, "|1\r\n", 4);
+			reply_bulk_cstr(o, "key-popularity");
+			reply_array(o, 2);
+			reply_bulk_cstr(o, "key:123");
+			reply_long(o, 90);
+		}
+		reply_bulk_cstr(o, "Some real reply following the attribute");
+	} else if (cmd_arg_is(c, 2, "push")) {
+		if (o->resp < 3) {
+			reply_error(o, "ERR RESP2 is not supported by this command");
+			return;
+		}
+		reply_push(o, 2);
+		reply_bulk_cstr(o, "server-cpu-usage");
+		reply_long(o, 42);
+		reply_bulk_cstr(o, "Some real reply following the push reply");
+	} else if (cmd_arg_is(c, 2, "verbatim")) {
+		static const char text[] = "This is a verbatim\nstring";
+		reply_verbatim(o, text, sizeof(text) - 1, "txt");
+	} else if (cmd_arg_is(c, 2, "true")) {
+		reply_bool(o, true);
+	} else if (cmd_arg_is(c, 2, "false")) {
+		reply_bool(o, false);
+	} else {
+		reply_errorf(o, "ERR Wrong protocol type name. Please use one of the following: %s",
+			     debug_protocol_types);
+	}
+}
+
+static void debug_help(struct client *c)
+{
+	static const char *const help[] = {
+		"LOG <message>",
+		"    Write <message> to the server log.",
+		"OBJECT <key>",
+		"    Show low level info about `key` and associated value.",
+		"PROTOCOL <type>",
+		"    Reply with a test value of the specified type. <type> can be: string,",
+		"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+		"    true, false.",
+		"SLEEP <seconds>",
+		"    Stop the server for <seconds>. Decimals allowed.",
+		NULL,
+	};
+	cmd_reply_help(c, help);
+}
+
+void cmd_debug(struct client *c)
+{
+	if (c->argc == 2 && cmd_arg_is(c, 1, "help"))
+		debug_help(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "sleep"))
+		debug_sleep(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "object"))
+		debug_object(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "protocol"))
+		debug_protocol(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "log")) {
+		zr_log(ZR_LOG_WARNING, "DEBUG LOG: %.*s", (int)c->argv[2].len, c->argv[2].ptr);
+		reply_ok(&c->out);
+	} else
+		reply_errorf(
+			&c->out,
+			"ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+			(int)(c->argv[1].len > 128 ? 128 : c->argv[1].len), c->argv[1].ptr);
+}
+
+/* --- SLOWLOG ------------------------------------------------------------------------ */
+
+void cmd_slowlog_get(struct client *c)
+{
+	long long count = 10;
+	if (c->argc > 3) {
+		reply_errorf(
+			&c->out,
+			"ERR unknown subcommand or wrong number of arguments for '%.*s'. Try SLOWLOG HELP.",
+			(int)c->argv[1].len, c->argv[1].ptr);
+		return;
+	}
+	if (c->argc == 3 &&
+	    !cmd_arg_ll_range(c, 2, -1, LONG_MAX, &count, "ERR count should be greater than or equal to -1"))
+		return;
+	slowlog_reply(c->srv->slowlog, &c->out, (long)count);
+}
+
+void cmd_slowlog_len(struct client *c)
+{
+	reply_long(&c->out, (long long)slowlog_len(c->srv->slowlog));
+}
+
+void cmd_slowlog_reset(struct client *c)
+{
+	slowlog_reset(c->srv->slowlog);
+	reply_ok(&c->out);
+}
+
+void cmd_slowlog_help(struct client *c)
+{
+	static const char *const help[] = {
+		"GET [<count>]",
+		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+		"    Entries are made of:",
+		"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+		"    client name",
+		"LEN",
+		"    Return the length of the slowlog.",
+		"RESET",
+		"    Reset the slowlog.",
+		NULL,
+	};
+	cmd_reply_help(c, help);
+}
+
+/* --- LATENCY ------------------------------------------------------------------------- */
+
+void cmd_latency_latest(struct client *c)
+{
+	latency_reply_latest(&c->out);
+}
+
+void cmd_latency_history(struct client *c)
+{
+	latency_reply_history(&c->out, c->argv[2].ptr, c->argv[2].len);
+}
+
+void cmd_latency_reset(struct client *c)
+{
+	if (c->argc == 2) {
+		reply_long(&c->out, latency_reset(NULL, 0));
+		return;
+	}
+	long long n = 0;
+	for (int i = 2; i < c->argc; i++)
+		n += latency_reset(c->argv[i].ptr, c->argv[i].len);
+	reply_long(&c->out, n);
+}
+
+void cmd_latency_doctor(struct client *c)
+{
+	latency_reply_doctor(c->srv, &c->out);
+}
+
+void cmd_latency_help(struct client *c)
+{
+	static const char *const help[] = {
+		"DOCTOR",
+		"    Return a human readable latency analysis report.",
+		"HISTORY <event>",
+		"    Return time-latency samples for the <event> class.",
+		"LATEST",
+		"    Return the latest latency samples for all events.",
+		"RESET [<event> ...]",
+		"    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+		NULL,
+	};
+	cmd_reply_help(c, help);
+}
+
+/* --- SHUTDOWN ------------------------------------------------------------------------ */
+
+#define SHUTDOWN_NOSAVE 0x1
+#define SHUTDOWN_SAVE 0x2
+#define SHUTDOWN_NOW 0x4
+#define SHUTDOWN_FORCE 0x8
+
+void cmd_shutdown(struct client *c)
+{
+	int flags = 0;
+	bool abort_req = false;
+	for (int i = 1; i < c->argc; i++) {
+		if (cmd_arg_is(c, i, "nosave"))
+			flags |= SHUTDOWN_NOSAVE;
+		else if (cmd_arg_is(c, i, "save"))
+			flags |= SHUTDOWN_SAVE;
+		else if (cmd_arg_is(c, i, "now"))
+			flags |= SHUTDOWN_NOW;
+		else if (cmd_arg_is(c, i, "force"))
+			flags |= SHUTDOWN_FORCE;
+		else if (cmd_arg_is(c, i, "abort"))
+			abort_req = true;
+		else {
+			reply_error(&c->out, ERR_SYNTAX);
+			return;
+		}
+	}
+	if ((abort_req && flags) || ((flags & SHUTDOWN_NOSAVE) && (flags & SHUTDOWN_SAVE))) {
+		reply_error(&c->out, ERR_SYNTAX);
+		return;
+	}
+	if (abort_req) {
+		/* a shutdown here is immediate: there is never one to abort */
+		reply_error(&c->out, "ERR No shutdown in progress.");
+		return;
+	}
+	zr_log(ZR_LOG_WARNING, "User requested shutdown...");
+	if (flags & SHUTDOWN_SAVE)
+		zr_log(ZR_LOG_WARNING, "SHUTDOWN SAVE: this zarisd has no persistence yet, nothing is saved");
+	/* No reply: the connection closes when the workers stop, as in Redis. */
+	server_request_shutdown(c->srv);
+}

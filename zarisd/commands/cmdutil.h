@@ -1,0 +1,60 @@
+/* cmdutil — the small helpers every handler uses: argument parsing that
+ * replies the error itself (Redis's ...OrReply habit: when one returns
+ * false, the client has its error and the handler just returns), and the
+ * common error replies with Redis's exact texts.
+ */
+#ifndef ZR_CMDUTIL_H
+#define ZR_CMDUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "zarisd/commands/client.h"
+
+#define ERR_SYNTAX "ERR syntax error"
+#define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define ERR_NOT_INTEGER "ERR value is not an integer or out of range"
+#define ERR_NOT_FLOAT "ERR value is not a valid float"
+#define ERR_OVERFLOW "ERR increment or decrement would overflow"
+#define ERR_NO_KEY "ERR no such key"
+#define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+#define ERR_DB_INDEX "ERR DB index is out of range"
+#define ERR_NOAUTH "NOAUTH Authentication required."
+#define ERR_STRING_TOO_BIG "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+
+/* argv[i] as bytes. */
+static inline const char *cmd_arg(const struct client *c, int i, size_t *len)
+{
+	*len = c->argv[i].len;
+	return c->argv[i].ptr;
+}
+
+/* Whether argv[i] equals LIT, case-insensitively (option names). */
+bool cmd_arg_is(const struct client *c, int i, const char *lit);
+
+/* argv[i] as a long long; false after replying ERR_NOT_INTEGER (or MSG when
+ * not NULL). */
+bool cmd_arg_ll(struct client *c, int i, long long *out, const char *msg);
+/* Same, also requiring MIN <= v <= MAX (else replies MSG or ERR_NOT_INTEGER). */
+bool cmd_arg_ll_range(struct client *c, int i, long long min, long long max, long long *out, const char *msg);
+/* argv[i] as a double (accepts inf); false after replying ERR_NOT_FLOAT. */
+bool cmd_arg_double(struct client *c, int i, double *out, const char *msg);
+/* argv[i] as a long double; false after replying ERR_NOT_FLOAT. */
+bool cmd_arg_ld(struct client *c, int i, long double *out);
+/* argv[i] as a database index: false after replying ERR_NOT_INTEGER or
+ * ERR_DB_INDEX. */
+bool cmd_arg_db(struct client *c, int i, unsigned *db);
+
+/* Client names: printable ASCII without spaces (Redis's validateClientName). */
+bool client_name_is_valid(const char *p, size_t len);
+
+/* Replies "ERR wrong number of arguments for '<name>' command" (the Redis 7
+ * form, with "container|sub" for subcommands). */
+void cmd_reply_arity(struct client *c);
+/* Replies "ERR unknown subcommand '<sub>'. Try <CONTAINER> HELP." */
+void cmd_reply_unknown_subcommand(struct client *c);
+/* Replies Redis's HELP array: a simple-string line per entry of LINES
+ * (NULL-terminated), with the "<CMD> <subcommand> ..." header. */
+void cmd_reply_help(struct client *c, const char *const *lines);
+
+#endif

@@ -1,0 +1,196 @@
+/* dispatch — see dispatch.h. The order of the gates is Redis 7's
+ * processCommand(): lookup (unknown command / subcommand), arity, auth,
+ * OOM, pause; then the keys' shard locks, the handler, stats. */
+#include "zarisd/commands/dispatch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/command.h"
+#include "zarisd/commands/info.h"
+#include "zarisd/commands/latency.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/settings.h"
+#include "zarisd/commands/slowlog.h"
+#include "zarisd/commands/stats.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/proto/reply.h"
+#include "zarisd/store/store.h"
+
+/* Most commands name few keys; bigger MSET/DEL fall back to the heap. */
+#define DISPATCH_STACK_SHARDS 32
+
+void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws)
+{
+	memset(c, 0, sizeof(*c));
+	c->srv = srv;
+	c->worker = worker;
+	c->stats = ws;
+	obuf_init(&c->out);
+	c->resp = 2;
+	c->out.resp = 2;
+	atomic_init(&c->shared_resp, 2);
+	c->id = atomic_fetch_add_explicit(&srv->next_client_id, 1, memory_order_relaxed) + 1;
+	c->ctime_ms = zr_time_ms();
+	atomic_init(&c->last_interaction_ms, c->ctime_ms);
+	if (!settings_requirepass_set(srv->cfg))
+		c->flags |= CLIENT_AUTHENTICATED;
+}
+
+static void reply_unknown_command(struct client *c)
+{
+	char args[256];
+	size_t used = 0;
+	args[0] = '\0';
+	/* Redis quotes the first arguments until 128 bytes of them are shown. */
+	for (int j = 1; j < c->argc && used < 128; j++) {
+		int n = snprintf(args + used, sizeof(args) - used, "'%.*s' ",
+				 (int)(c->argv[j].len > 128 - used ? 128 - used : c->argv[j].len),
+				 c->argv[j].ptr);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+		if (used >= sizeof(args))
+			used = sizeof(args) - 1;
+	}
+	reply_errorf(&c->out, "ERR unknown command '%.*s', with args beginning with: %s",
+		     (int)(c->argv[0].len > 128 ? 128 : c->argv[0].len), c->argv[0].ptr, args);
+}
+
+static bool arity_ok(const struct command *cmd, int argc)
+{
+	return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
+}
+
+/* Collects the shard indexes of the row's keys; returns the count. *HEAP
+ * is set when the stack array was too small (caller frees). */
+static int collect_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
+{
+	int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+	if (last >= c->argc)
+		last = c->argc - 1;
+	int step = cmd->key_step > 0 ? cmd->key_step : 1;
+	int n = last >= cmd->first_key ? (last - cmd->first_key) / step + 1 : 0;
+	unsigned *shards = n <= DISPATCH_STACK_SHARDS ? stack : zr_malloc(sizeof(unsigned) * (size_t)n);
+	int k = 0;
+	for (int i = cmd->first_key; i <= last; i += step)
+		shards[k++] = store_shard_of(c->srv->store, c->argv[i].ptr, c->argv[i].len);
+	*out = shards;
+	return store_shards_normalize(shards, k);
+}
+
+static bool paused_for(struct client *c, const struct command *cmd)
+{
+	int mode = atomic_load_explicit(&c->srv->pause_mode, memory_order_acquire);
+	if (mode == PAUSE_NONE)
+		return false;
+	if (zr_time_ms() >= atomic_load_explicit(&c->srv->pause_end_ms, memory_order_relaxed))
+		return false;
+	if (mode == PAUSE_ALL)
+		return true;
+	return (cmd->flags & CMD_WRITE) != 0;
+}
+
+enum dispatch_result dispatch_command(struct client *c)
+{
+	struct server *srv = c->srv;
+	const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+	c->cmd = NULL;
+	if (!cmd) {
+		reply_unknown_command(c);
+		return DISPATCH_DONE;
+	}
+	if ((cmd->flags & CMD_CONTAINER) && !(c->argc == 1 && cmd->handler)) {
+		if (c->argc < 2) {
+			c->cmd = cmd;
+			cmd_reply_arity(c);
+			return DISPATCH_DONE;
+		}
+		const struct command *sub = command_lookup_sub(cmd, c->argv[1].ptr, c->argv[1].len);
+		if (!sub) {
+			cmd_reply_unknown_subcommand(c);
+			return DISPATCH_DONE;
+		}
+		cmd = sub;
+	}
+	c->cmd = cmd;
+	struct cmd_stat *st = &c->stats->cmd[cmd->id];
+
+	if (!arity_ok(cmd, c->argc) || !cmd->handler) {
+		if (!cmd->handler)
+			reply_unknown_command(c);
+		else
+			cmd_reply_arity(c);
+		STAT_INC(st, rejected_calls);
+		return DISPATCH_DONE;
+	}
+	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
+		reply_error(&c->out, ERR_NOAUTH);
+		STAT_INC(st, rejected_calls);
+		return DISPATCH_DONE;
+	}
+	if (paused_for(c, cmd))
+		return DISPATCH_PAUSED;
+
+	c->now_ms = zr_time_ms();
+	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
+	if (maxmemory > 0 && (cmd->flags & CMD_WRITE)) {
+		int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
+		int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy,
+				    c->now_ms);
+		if (r == -ENOMEM && (cmd->flags & CMD_DENYOOM)) {
+			reply_error(&c->out, ERR_OOM);
+			STAT_INC(st, rejected_calls);
+			return DISPATCH_DONE;
+		}
+	}
+
+	/* CLIENT REPLY SKIP mutes exactly the command after it. */
+	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+		c->flags |= CLIENT_REPLY_SKIP;
+	}
+	c->out.muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+
+	unsigned stack[DISPATCH_STACK_SHARDS];
+	unsigned *shards = NULL;
+	int nshards = 0;
+	if (cmd->first_key > 0 && !(cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB))) {
+		nshards = collect_shards(c, cmd, stack, &shards);
+		store_lock_set(srv->store, shards, nshards);
+	}
+	uint64_t errors_before = c->out.errors;
+	int64_t t0 = zr_mono_us();
+	cmd->handler(c);
+	int64_t dur = zr_mono_us() - t0;
+	if (nshards)
+		store_unlock_set(srv->store, shards, nshards);
+	if (shards && shards != stack)
+		zr_free(shards);
+
+	if (c->flags & CLIENT_REPLY_SKIP)
+		c->flags &= ~CLIENT_REPLY_SKIP;
+	c->out.muted = (c->flags & CLIENT_REPLY_OFF) != 0;
+
+	STAT_INC(st, calls);
+	STAT_ADD(st, usec, dur);
+	if (c->out.errors != errors_before) {
+		STAT_INC(st, failed_calls);
+		info_count_error(c->out.last_error, strlen(c->out.last_error));
+	}
+	STAT_INC(c->stats, commands_processed);
+	atomic_store_explicit(&c->last_cmd, cmd, memory_order_relaxed);
+	long long slower = atomic_load_explicit(&srv->cfg->slowlog_log_slower_than, memory_order_relaxed);
+	if (slower >= 0 && dur >= slower)
+		slowlog_record(srv->slowlog, srv, c, dur);
+	long long latency_ms =
+		atomic_load_explicit(&srv->cfg->latency_monitor_threshold, memory_order_relaxed);
+	if (latency_ms > 0 && dur >= latency_ms * 1000)
+		latency_record_command(srv, cmd, dur);
+	return DISPATCH_DONE;
+}

@@ -1,0 +1,26 @@
+/* dispatch — runs one parsed command for a client: lookup, arity, auth,
+ * pause and OOM gates, shard locking from the row's key spec, the handler,
+ * per-command stats and the slow log. Called by the owning worker only.
+ */
+#ifndef ZR_DISPATCH_H
+#define ZR_DISPATCH_H
+
+#include <stdbool.h>
+
+struct client;
+struct server;
+struct worker_stats;
+
+enum dispatch_result {
+	DISPATCH_DONE = 0,   /* the command ran (or was refused with an error reply) */
+	DISPATCH_PAUSED = 1, /* CLIENT PAUSE holds it: call again later with the same argv */
+};
+
+/* Runs c->argv[0..argc). The reply is appended to c->out. */
+enum dispatch_result dispatch_command(struct client *c);
+
+/* Prepares a newly accepted client: id, flags, protocol 2, db 0, and
+ * authentication state from requirepass. */
+void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws);
+
+#endif

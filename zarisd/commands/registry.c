@@ -1,0 +1,117 @@
+/* registry — see registry.h. */
+#include "zarisd/commands/registry.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/core/mem.h"
+
+struct registry_worker {
+	pthread_mutex_t lock; /* guards head and the names of this worker's clients */
+	struct client *head;
+	bool kill_pending; /* a client was marked since the last flush */
+	char pad[64];
+};
+
+struct registry {
+	unsigned nworkers;
+	_Atomic uint64_t count;
+	struct registry_worker *workers;
+};
+
+struct registry *registry_create(unsigned nworkers)
+{
+	struct registry *r = zr_calloc(1, sizeof(*r));
+	r->nworkers = nworkers;
+	r->workers = zr_calloc(nworkers, sizeof(*r->workers));
+	for (unsigned i = 0; i < nworkers; i++)
+		pthread_mutex_init(&r->workers[i].lock, NULL);
+	return r;
+}
+
+void registry_destroy(struct registry *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->nworkers; i++)
+		pthread_mutex_destroy(&r->workers[i].lock);
+	zr_free(r->workers);
+	zr_free(r);
+}
+
+void registry_add(struct registry *r, struct client *c)
+{
+	struct registry_worker *w = &r->workers[c->worker];
+	pthread_mutex_lock(&w->lock);
+	c->reg_prev = NULL;
+	c->reg_next = w->head;
+	if (w->head)
+		w->head->reg_prev = c;
+	w->head = c;
+	pthread_mutex_unlock(&w->lock);
+	atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+}
+
+void registry_remove(struct registry *r, struct client *c)
+{
+	struct registry_worker *w = &r->workers[c->worker];
+	pthread_mutex_lock(&w->lock);
+	if (c->reg_prev)
+		c->reg_prev->reg_next = c->reg_next;
+	else
+		w->head = c->reg_next;
+	if (c->reg_next)
+		c->reg_next->reg_prev = c->reg_prev;
+	c->reg_next = c->reg_prev = NULL;
+	pthread_mutex_unlock(&w->lock);
+	atomic_fetch_sub_explicit(&r->count, 1, memory_order_relaxed);
+}
+
+void registry_set_name(struct registry *r, struct client *c, char *name)
+{
+	struct registry_worker *w = &r->workers[c->worker];
+	pthread_mutex_lock(&w->lock);
+	char *old = c->name;
+	c->name = name;
+	pthread_mutex_unlock(&w->lock);
+	zr_free(old);
+}
+
+void registry_foreach(struct registry *r, registry_visit_fn fn, void *ctx)
+{
+	for (unsigned i = 0; i < r->nworkers; i++) {
+		struct registry_worker *w = &r->workers[i];
+		pthread_mutex_lock(&w->lock);
+		for (struct client *c = w->head; c; c = c->reg_next)
+			fn(c, ctx);
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
+uint64_t registry_count(struct registry *r)
+{
+	return atomic_load_explicit(&r->count, memory_order_relaxed);
+}
+
+void registry_mark_kill(struct registry *r, struct client *c)
+{
+	/* release: the owner's acquire load of kill_requested happens after the
+	 * wake-up; nothing else is published with it, but it must not be lost. */
+	atomic_store_explicit(&c->kill_requested, true, memory_order_release);
+	r->workers[c->worker].kill_pending = true; /* under that worker's lock (visit) */
+}
+
+void registry_flush_kills(struct registry *r, struct server *srv)
+{
+	for (unsigned i = 0; i < r->nworkers; i++) {
+		struct registry_worker *w = &r->workers[i];
+		pthread_mutex_lock(&w->lock);
+		bool pending = w->kill_pending;
+		w->kill_pending = false;
+		pthread_mutex_unlock(&w->lock);
+		if (pending && srv->wake)
+			srv->wake(srv->wake_ctx, i);
+	}
+}

@@ -1,0 +1,31 @@
+/* server — see server.h. */
+#include "zarisd/commands/server.h"
+
+#include "zarisd/commands/settings.h"
+#include "zarisd/store/store.h"
+
+void server_settings_changed(struct server *srv)
+{
+	struct settings *cfg = srv->cfg;
+	store_set_lfu_params(srv->store, atomic_load_explicit(&cfg->lfu_log_factor, memory_order_relaxed),
+			     atomic_load_explicit(&cfg->lfu_decay_time, memory_order_relaxed));
+	store_set_evict_policy(srv->store, (enum store_evict_policy)atomic_load_explicit(
+						   &cfg->maxmemory_policy, memory_order_relaxed));
+	store_set_maxmemory_samples(srv->store,
+				    atomic_load_explicit(&cfg->maxmemory_samples, memory_order_relaxed));
+}
+
+void server_wake_all(struct server *srv)
+{
+	if (!srv->wake)
+		return;
+	for (unsigned i = 0; i < srv->nworkers; i++)
+		srv->wake(srv->wake_ctx, i);
+}
+
+void server_request_shutdown(struct server *srv)
+{
+	/* release: workers that see shutdown=1 (acquire) stop after their turn */
+	atomic_store_explicit(&srv->shutdown, 1, memory_order_release);
+	server_wake_all(srv);
+}

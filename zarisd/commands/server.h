@@ -1,0 +1,66 @@
+/* server — the state every command handler may reach through c->srv:
+ * the keyspace, the settings, the client registry and the per-worker
+ * counters. Created by main before the workers start; the pointers in it
+ * never change afterwards (the objects they point to synchronize
+ * themselves).
+ */
+#ifndef ZR_SERVER_H
+#define ZR_SERVER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct store;
+struct settings;
+struct registry;
+struct worker_stats;
+struct slowlog;
+struct client;
+
+enum pause_mode {
+	PAUSE_NONE = 0,
+	PAUSE_WRITE = 1, /* CLIENT PAUSE ms WRITE: writes wait */
+	PAUSE_ALL = 2,	 /* CLIENT PAUSE ms [ALL]: every command waits */
+};
+
+struct server {
+	struct store *store;
+	struct settings *cfg;
+	struct registry *clients;     /* every connection, grouped by worker */
+	struct worker_stats **wstats; /* [nworkers], each written only by its worker */
+	struct slowlog *slowlog;
+	unsigned nworkers;
+	int64_t start_ms; /* wall clock at start */
+	int64_t start_mono_us;
+	char run_id[41];
+	const char *executable;
+	const char *config_file; /* NULL when started without --config */
+	const char *io_backend;	 /* "io_uring" or "epoll", what the workers run */
+
+	/* Runs one parsed request of a client (dispatch_command for zarisd; a
+	 * canned responder for the bench floor). Returns enum dispatch_result. */
+	int (*execute)(struct client *c);
+
+	/* Wakes worker W's event loop so it looks at shutdown / kill / pause
+	 * requests; set by the network layer, callable from any thread. */
+	void (*wake)(void *ctx, unsigned worker);
+	void *wake_ctx;
+
+	_Atomic int shutdown; /* 1 once SHUTDOWN or a signal asked to stop */
+	_Atomic uint64_t next_client_id;
+	_Atomic int64_t pause_end_ms;	/* CLIENT PAUSE: until when */
+	_Atomic int pause_mode;		/* enum pause_mode */
+	_Atomic int64_t lastsave;	/* unix seconds of the last save */
+	_Atomic uint64_t stat_reset_ms; /* CONFIG RESETSTAT time */
+};
+
+/* Asks every worker to stop after their current loop turn. Any thread. */
+void server_request_shutdown(struct server *srv);
+/* Pushes the settings the keyspace keeps its own copy of (eviction policy
+ * and samples, LFU parameters) into srv->store; at start-up and after
+ * every CONFIG SET. Any thread. */
+void server_settings_changed(struct server *srv);
+/* Wakes every worker (after changing shared state they must notice). */
+void server_wake_all(struct server *srv);
+
+#endif

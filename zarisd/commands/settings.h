@@ -1,0 +1,95 @@
+/* settings — zarisd's configuration values and the one table that names
+ * them. The same names serve command-line flags (--maxmemory 64mb), the
+ * cluster file (config/ loader, through settings_set), CONFIG GET / SET and
+ * INFO; they are Redis's names where Redis has the setting.
+ *
+ * Values that CONFIG SET may change while workers run are relaxed atomics
+ * (each is read on its own; no two need to change together). Strings that
+ * may change (requirepass) are read through settings_requirepass_check(),
+ * under the settings lock. Settings flagged immutable are written only
+ * before the workers start.
+ */
+#ifndef ZR_SETTINGS_H
+#define ZR_SETTINGS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define SETTINGS_MAX_CORES 256
+
+struct settings {
+	/* start-up only (immutable once workers run) */
+	int port;
+	char *bind;  /* space-separated addresses */
+	int threads; /* 0 = one per core in `cores` (or per online CPU) */
+	int cores[SETTINGS_MAX_CORES];
+	int ncores;	  /* 0 = no pinning */
+	char *cores_text; /* as given, for CONFIG GET */
+	int io_backend;	  /* 0 auto, 1 uring, 2 epoll */
+	int databases;
+	int shard_bits; /* log2 of the shard count */
+	char *dir;
+	char *logfile;
+	char *pidfile;
+	int tcp_backlog;
+
+	/* runtime (CONFIG SET) */
+	_Atomic long long maxmemory;
+	_Atomic int maxmemory_policy; /* enum store_evict_policy */
+	_Atomic int maxmemory_samples;
+	_Atomic long long proto_max_bulk_len;
+	_Atomic long long client_query_buffer_limit;
+	_Atomic long long obuf_hard_limit;   /* client-output-buffer-limit normal <hard> */
+	_Atomic long long obuf_soft_limit;   /* ... <soft> */
+	_Atomic long long obuf_soft_seconds; /* ... <seconds> */
+	_Atomic int maxclients;
+	_Atomic int timeout;	   /* idle client timeout, seconds, 0 = never */
+	_Atomic int tcp_keepalive; /* seconds */
+	_Atomic int protected_mode;
+	_Atomic int hz;
+	_Atomic int lfu_log_factor;
+	_Atomic int lfu_decay_time;
+	_Atomic long long slowlog_log_slower_than;
+	_Atomic long long slowlog_max_len;
+	_Atomic long long latency_monitor_threshold;
+	_Atomic int loglevel;
+	_Atomic int active_expire_effort;
+
+	pthread_mutex_t lock; /* guards the strings below */
+	char *requirepass;    /* NULL or "" = no password */
+	char *notify_keyspace_events;
+	char *save; /* persistence arrives later; kept for CONFIG GET */
+	char *appendonly;
+};
+
+/* Fills S with Redis's defaults (127.0.0.1:6379, 16 databases, ...). */
+void settings_init(struct settings *s);
+/* Frees the strings. */
+void settings_free(struct settings *s);
+
+/* Sets NAME (case-insensitive, Redis's name) to VALUE. STARTING: before the
+ * workers run, so immutable settings are allowed. Returns 0, or -EINVAL /
+ * -ENOENT / -EPERM with a message in ERR (Redis's CONFIG SET wording). */
+int settings_set(struct settings *s, const char *name, const char *value, bool starting, char *err,
+		 size_t errlen);
+
+/* Calls FN for every setting whose name matches the glob PATTERN, with its
+ * current value as text (what CONFIG GET shows). */
+typedef void (*settings_visit_fn)(const char *name, const char *value, void *ctx);
+void settings_get(struct settings *s, const char *pattern, settings_visit_fn fn, void *ctx);
+
+/* Whether NAME is a setting (for --flag parsing). */
+bool settings_exists(const char *name);
+
+/* true when a password is configured. */
+bool settings_requirepass_set(struct settings *s);
+/* true when PW matches the configured password (constant time). */
+bool settings_requirepass_check(struct settings *s, const char *pw, size_t len);
+
+/* Lists every setting name with a one-line description (for --help). */
+void settings_print_help(FILE *f);
+
+#endif

@@ -1,0 +1,56 @@
+/* stats — per-worker counters, declared once and summed for INFO.
+ *
+ * Each worker owns one struct worker_stats and is its only writer; INFO on
+ * any worker reads all of them. Fields are relaxed atomics: a reader needs
+ * no ordering with anything, only untorn values, and on x86-64 a relaxed
+ * load+store costs what a plain increment does. (memcached's
+ * THREAD_STATS_FIELDS habit.)
+ */
+#ifndef ZR_STATS_H
+#define ZR_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define WORKER_STATS_FIELDS(X)                                         \
+	X(commands_processed)	/* commands executed on this worker */ \
+	X(connections_received) /* connections accepted */             \
+	X(rejected_connections) /* refused by maxclients */            \
+	X(connected_clients)	/* currently open (gauge) */           \
+	X(net_input_bytes)                                             \
+	X(net_output_bytes)                                            \
+	X(errorstat_total) /* error replies sent */                    \
+	X(unexpected_error_replies)                                    \
+	X(total_reads)	/* recv completions */                         \
+	X(total_writes) /* send submissions */                         \
+	X(loop_iterations)                                             \
+	X(client_query_buffer_limit_disconnections)                    \
+	X(client_output_buffer_limit_disconnections)                   \
+	X(protocol_errors)                                             \
+	X(expire_cycle_us) /* time spent in active expiry */
+
+/* Per-command counters, indexed by struct command.id. */
+struct cmd_stat {
+	_Atomic uint64_t calls;
+	_Atomic uint64_t usec;
+	_Atomic uint64_t rejected_calls; /* refused before running (arity, auth, OOM) */
+	_Atomic uint64_t failed_calls;	 /* ran and replied an error */
+};
+
+struct worker_stats {
+#define WORKER_STATS_DECLARE(name) _Atomic uint64_t name;
+	WORKER_STATS_FIELDS(WORKER_STATS_DECLARE)
+#undef WORKER_STATS_DECLARE
+	struct cmd_stat *cmd; /* [command_table_size()] */
+	unsigned worker;
+};
+
+/* Adds N to a counter; only the owning worker calls these. */
+#define STAT_ADD(ws, field, n)                                                                          \
+	atomic_store_explicit(&(ws)->field,                                                             \
+			      atomic_load_explicit(&(ws)->field, memory_order_relaxed) + (uint64_t)(n), \
+			      memory_order_relaxed)
+#define STAT_INC(ws, field) STAT_ADD(ws, field, 1)
+#define STAT_GET(ws, field) atomic_load_explicit(&(ws)->field, memory_order_relaxed)
+
+#endif

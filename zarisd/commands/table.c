@@ -1,0 +1,288 @@
+/* table — the one command table. Every row: name, arity, flags, key spec
+ * (first, last, step), handler, docs. Arity and key specs are Redis 7's.
+ * Each section is owned by the cmd_<group>.c file named in its comment. */
+#include "zarisd/commands/table.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zarisd/commands/handlers.h"
+#include "zarisd/core/util.h"
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define M CMD_DENYOOM
+#define A CMD_ADMIN
+#define F CMD_FAST
+#define L CMD_LOADING
+#define S CMD_STALE
+#define NA CMD_NOAUTH
+#define NS CMD_NOSCRIPT
+#define KL CMD_KEYLESS
+#define WD CMD_WHOLEDB
+
+/* One row per line reads as a table. */
+/* clang-format off */
+#define ROW(n, ar, fl, fk, lk, st, h, grp, ver, sum)                                                  \
+	{                                                                                             \
+		.name = n, .arity = ar, .flags = fl, .first_key = fk, .last_key = lk, .key_step = st, \
+		.handler = h, .group = grp, .since = ver, .summary = sum                              \
+	}
+#define CONTAINER(n, ar, fl, subs, grp, ver, sum)                                                         \
+	{                                                                                                 \
+		.name = n, .arity = ar, .flags = (fl) | CMD_CONTAINER, .subcommands = subs, .group = grp, \
+		.since = ver, .summary = sum                                                              \
+	}
+#define END                  \
+	{                    \
+		.name = NULL \
+	}
+
+static struct command object_subcommands[] = {
+	ROW("encoding", 3, R, 2, 2, 1, cmd_object_encoding, "generic", "2.2.3", "Returns the internal encoding of a Redis object."),
+	ROW("freq", 3, R, 2, 2, 1, cmd_object_freq, "generic", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object."),
+	ROW("idletime", 3, R, 2, 2, 1, cmd_object_idletime, "generic", "2.2.3", "Returns the time since the last access to a Redis object."),
+	ROW("refcount", 3, R, 2, 2, 1, cmd_object_refcount, "generic", "2.2.3", "Returns the reference count of a value of a key."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_object_help, "generic", "6.2.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command memory_subcommands[] = {
+	ROW("usage", -3, R, 2, 2, 1, cmd_memory_usage, "server", "4.0.0", "Estimates the memory usage of a key."),
+	ROW("stats", 2, KL, 0, 0, 0, cmd_memory_stats, "server", "4.0.0", "Returns details about memory usage."),
+	ROW("doctor", 2, KL, 0, 0, 0, cmd_memory_doctor, "server", "4.0.0", "Outputs a memory problems report."),
+	ROW("malloc-stats", 2, KL, 0, 0, 0, cmd_memory_malloc_stats, "server", "4.0.0", "Returns the allocator statistics."),
+	ROW("purge", 2, KL, 0, 0, 0, cmd_memory_purge, "server", "4.0.0", "Asks the allocator to release memory."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_memory_help, "server", "4.0.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command client_subcommands[] = {
+	ROW("id", 2, KL | NS | L | S, 0, 0, 0, cmd_client_id, "connection", "5.0.0", "Returns the unique client ID of the connection."),
+	ROW("setname", 3, KL | NS | L | S, 0, 0, 0, cmd_client_setname, "connection", "2.6.9", "Sets the connection name."),
+	ROW("getname", 2, KL | NS | L | S, 0, 0, 0, cmd_client_getname, "connection", "2.6.9", "Returns the name of the connection."),
+	ROW("list", -2, KL | A | NS | L | S, 0, 0, 0, cmd_client_list, "connection", "2.4.0", "Lists open connections."),
+	ROW("kill", -3, KL | A | NS | L | S, 0, 0, 0, cmd_client_kill, "connection", "2.4.0", "Terminates open connections."),
+	ROW("info", 2, KL | NS | L | S, 0, 0, 0, cmd_client_info, "connection", "6.2.0", "Returns information about the connection."),
+	ROW("pause", -3, KL | A | NS | L | S, 0, 0, 0, cmd_client_pause, "connection", "3.0.0", "Suspends commands processing."),
+	ROW("unpause", 2, KL | A | NS | L | S, 0, 0, 0, cmd_client_unpause, "connection", "6.2.0", "Resumes processing commands from paused clients."),
+	ROW("reply", 3, KL | NS | L | S, 0, 0, 0, cmd_client_reply, "connection", "3.2.0", "Instructs the server whether to reply to commands."),
+	ROW("no-evict", 3, KL | A | NS | L | S, 0, 0, 0, cmd_client_no_evict, "connection", "7.0.0", "Sets the client eviction mode of the connection."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_client_help, "connection", "5.0.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command config_subcommands[] = {
+	ROW("get", -3, KL | A | NS | L | S, 0, 0, 0, cmd_config_get, "server", "2.0.0", "Returns the effective values of configuration parameters."),
+	ROW("set", -4, KL | A | NS | L | S, 0, 0, 0, cmd_config_set, "server", "2.0.0", "Sets configuration parameters in-flight."),
+	ROW("resetstat", 2, KL | A | NS | L | S, 0, 0, 0, cmd_config_resetstat, "server", "2.0.0", "Resets the server's statistics."),
+	ROW("rewrite", 2, KL | A | NS | L | S, 0, 0, 0, cmd_config_rewrite, "server", "2.8.0", "Persists the effective configuration to file."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_config_help, "server", "5.0.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command slowlog_subcommands[] = {
+	ROW("get", -2, KL | A | L | S, 0, 0, 0, cmd_slowlog_get, "server", "2.2.12", "Returns the slow log's entries."),
+	ROW("len", 2, KL | A | L | S, 0, 0, 0, cmd_slowlog_len, "server", "2.2.12", "Returns the number of entries in the slow log."),
+	ROW("reset", 2, KL | A | L | S, 0, 0, 0, cmd_slowlog_reset, "server", "2.2.12", "Clears all entries from the slow log."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_slowlog_help, "server", "6.2.0", "Show helpful text about the different subcommands"),
+	END,
+};
+
+static struct command latency_subcommands[] = {
+	ROW("latest", 2, KL | A | NS | L | S, 0, 0, 0, cmd_latency_latest, "server", "2.8.13", "Returns the latest latency samples for all events."),
+	ROW("history", 3, KL | A | NS | L | S, 0, 0, 0, cmd_latency_history, "server", "2.8.13", "Returns timestamp-latency samples for an event."),
+	ROW("reset", -2, KL | A | NS | L | S, 0, 0, 0, cmd_latency_reset, "server", "2.8.13", "Resets the latency data for one or more events."),
+	ROW("doctor", 2, KL | A | NS | L | S, 0, 0, 0, cmd_latency_doctor, "server", "2.8.13", "Returns a human-readable latency analysis report."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_latency_help, "server", "2.8.13", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command command_subcommands[] = {
+	ROW("count", 2, KL | L | S, 0, 0, 0, cmd_command_count, "server", "2.8.13", "Returns a count of commands."),
+	ROW("info", -2, KL | L | S, 0, 0, 0, cmd_command_info, "server", "2.8.13", "Returns information about one, multiple or all commands."),
+	ROW("docs", -2, KL | L | S, 0, 0, 0, cmd_command_docs, "server", "7.0.0", "Returns documentary information about one, multiple or all commands."),
+	ROW("list", -2, KL | L | S, 0, 0, 0, cmd_command_list, "server", "7.0.0", "Returns a list of command names."),
+	ROW("getkeys", -4, KL | L | S, 0, 0, 0, cmd_command_getkeys, "server", "2.8.13", "Extracts the key names from an arbitrary command."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_command_help, "server", "5.0.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+static struct command command_rows[] = {
+	/* --- strings (cmd_string.c) --- */
+	ROW("get", 2, R | F, 1, 1, 1, cmd_get, "string", "1.0.0", "Returns the string value of a key."),
+	ROW("set", -3, W | M, 1, 1, 1, cmd_set, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
+	ROW("setnx", 3, W | M | F, 1, 1, 1, cmd_setnx, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist."),
+	ROW("setex", 4, W | M, 1, 1, 1, cmd_setex, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."),
+	ROW("psetex", 4, W | M, 1, 1, 1, cmd_psetex, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
+	ROW("getset", 3, W | M | F, 1, 1, 1, cmd_getset, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value."),
+	ROW("getdel", 2, W | F, 1, 1, 1, cmd_getdel, "string", "6.2.0", "Returns the string value of a key after deleting the key."),
+	ROW("getex", -2, W | F, 1, 1, 1, cmd_getex, "string", "6.2.0", "Returns the string value of a key after setting its expiration time."),
+	ROW("mget", -2, R | F, 1, -1, 1, cmd_mget, "string", "1.0.0", "Atomically returns the string values of one or more keys."),
+	ROW("mset", -3, W | M, 1, -1, 2, cmd_mset, "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys."),
+	ROW("msetnx", -3, W | M, 1, -1, 2, cmd_msetnx, "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist."),
+	ROW("incr", 2, W | M | F, 1, 1, 1, cmd_incr, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
+	ROW("decr", 2, W | M | F, 1, 1, 1, cmd_decr, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
+	ROW("incrby", 3, W | M | F, 1, 1, 1, cmd_incrby, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
+	ROW("decrby", 3, W | M | F, 1, 1, 1, cmd_decrby, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."),
+	ROW("incrbyfloat", 3, W | M | F, 1, 1, 1, cmd_incrbyfloat, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
+	ROW("append", 3, W | M | F, 1, 1, 1, cmd_append, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist."),
+	ROW("strlen", 2, R | F, 1, 1, 1, cmd_strlen, "string", "2.2.0", "Returns the length of a string value."),
+	ROW("getrange", 4, R, 1, 1, 1, cmd_getrange, "string", "2.4.0", "Returns a substring of the string stored at a key."),
+	ROW("setrange", 4, W | M, 1, 1, 1, cmd_setrange, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+	ROW("substr", 4, R, 1, 1, 1, cmd_substr, "string", "1.0.0", "Returns a substring from a string value."),
+	ROW("lcs", -3, R, 1, 2, 1, cmd_lcs, "string", "7.0.0", "Finds the longest common substring."),
+
+	/* --- keys (cmd_keys.c) --- */
+	ROW("del", -2, W, 1, -1, 1, cmd_del, "generic", "1.0.0", "Deletes one or more keys."),
+	ROW("unlink", -2, W | F, 1, -1, 1, cmd_unlink, "generic", "4.0.0", "Asynchronously deletes one or more keys."),
+	ROW("exists", -2, R | F, 1, -1, 1, cmd_exists, "generic", "1.0.0", "Determines whether one or more keys exist."),
+	ROW("type", 2, R | F, 1, 1, 1, cmd_type, "generic", "1.0.0", "Determines the type of value stored at a key."),
+	ROW("expire", -3, W | F, 1, 1, 1, cmd_expire, "generic", "1.0.0", "Sets the expiration time of a key in seconds."),
+	ROW("pexpire", -3, W | F, 1, 1, 1, cmd_pexpire, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds."),
+	ROW("expireat", -3, W | F, 1, 1, 1, cmd_expireat, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp."),
+	ROW("pexpireat", -3, W | F, 1, 1, 1, cmd_pexpireat, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp."),
+	ROW("expiretime", 2, R | F, 1, 1, 1, cmd_expiretime, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp."),
+	ROW("pexpiretime", 2, R | F, 1, 1, 1, cmd_pexpiretime, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp."),
+	ROW("ttl", 2, R | F, 1, 1, 1, cmd_ttl, "generic", "1.0.0", "Returns the expiration time in seconds of a key."),
+	ROW("pttl", 2, R | F, 1, 1, 1, cmd_pttl, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key."),
+	ROW("persist", 2, W | F, 1, 1, 1, cmd_persist, "generic", "2.2.0", "Removes the expiration time of a key."),
+	ROW("rename", 3, W, 1, 2, 1, cmd_rename, "generic", "1.0.0", "Renames a key and overwrites the destination."),
+	ROW("renamenx", 3, W | F, 1, 2, 1, cmd_renamenx, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist."),
+	ROW("copy", -3, W | M, 1, 2, 1, cmd_copy, "generic", "6.2.0", "Copies the value of a key to a new key."),
+	ROW("keys", 2, R | WD, 0, 0, 0, cmd_keys, "generic", "1.0.0", "Returns all key names that match a pattern."),
+	ROW("scan", -2, R | WD, 0, 0, 0, cmd_scan, "generic", "2.8.0", "Iterates over the key names in the database."),
+	ROW("randomkey", 1, R | WD, 0, 0, 0, cmd_randomkey, "generic", "1.0.0", "Returns a random key name from the database."),
+	ROW("dbsize", 1, R | F | WD, 0, 0, 0, cmd_dbsize, "server", "1.0.0", "Returns the number of keys in the database."),
+	ROW("flushdb", -1, W | WD, 0, 0, 0, cmd_flushdb, "server", "1.0.0", "Remove all keys from the current database."),
+	ROW("flushall", -1, W | WD, 0, 0, 0, cmd_flushall, "server", "1.0.0", "Removes all keys from all databases."),
+	ROW("touch", -2, R | F, 1, -1, 1, cmd_touch, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
+	ROW("move", 3, W | F, 1, 1, 1, cmd_move, "generic", "1.0.0", "Moves a key to another database."),
+	ROW("swapdb", 3, W | F | WD, 0, 0, 0, cmd_swapdb, "server", "4.0.0", "Swaps two Redis databases."),
+	CONTAINER("object", -2, 0, object_subcommands, "generic", "2.2.3", "A container for object introspection commands."),
+	CONTAINER("memory", -2, 0, memory_subcommands, "server", "4.0.0", "A container for memory diagnostics commands."),
+
+	/* --- server and connection (cmd_conn.c, cmd_server.c, cmd_client.c, cmd_config.c,
+	 *     cmd_command.c, cmd_info.c) --- */
+	ROW("ping", -1, F | KL, 0, 0, 0, cmd_ping, "connection", "1.0.0", "Returns the server's liveliness response."),
+	ROW("echo", 2, L | S | F | KL, 0, 0, 0, cmd_echo, "connection", "1.0.0", "Returns the given string."),
+	ROW("quit", -1, NA | NS | L | S | F | KL, 0, 0, 0, cmd_quit, "connection", "1.0.0", "Closes the connection."),
+	ROW("reset", 1, NA | NS | L | S | F | KL, 0, 0, 0, cmd_reset, "connection", "6.2.0", "Resets the connection."),
+	ROW("select", 2, L | S | F | KL, 0, 0, 0, cmd_select, "connection", "1.0.0", "Changes the selected database."),
+	ROW("auth", -2, NA | NS | L | S | F | KL, 0, 0, 0, cmd_auth, "connection", "1.0.0", "Authenticates the connection."),
+	ROW("hello", -1, NA | NS | L | S | F | KL, 0, 0, 0, cmd_hello, "connection", "6.0.0", "Handshakes with the Redis server."),
+	CONTAINER("client", -2, 0, client_subcommands, "connection", "2.4.0", "A container for client connection commands."),
+	ROW("info", -1, L | S | KL, 0, 0, 0, cmd_info, "server", "1.0.0", "Returns information and statistics about the server."),
+	CONTAINER("config", -2, 0, config_subcommands, "server", "2.0.0", "A container for server configuration commands."),
+	ROW("time", 1, L | S | F | KL, 0, 0, 0, cmd_time, "server", "2.6.0", "Returns the server time."),
+	ROW("lastsave", 1, L | S | F | KL, 0, 0, 0, cmd_lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk."),
+	ROW("debug", -2, A | NS | L | S | KL, 0, 0, 0, cmd_debug, "server", "1.0.0", "A container for debugging commands."),
+	CONTAINER("slowlog", -2, 0, slowlog_subcommands, "server", "2.2.12", "A container for slow log commands."),
+	CONTAINER("latency", -2, 0, latency_subcommands, "server", "2.8.13", "A container for latency diagnostics commands."),
+	ROW("shutdown", -1, A | NS | L | S | KL | CMD_NOMULTI, 0, 0, 0, cmd_shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+	/* both a container and a command of its own: bare COMMAND lists every row */
+	{ .name = "command", .arity = -1, .flags = L | S | KL | CMD_CONTAINER, .handler = cmd_command, .subcommands = command_subcommands, .group = "server", .since = "2.8.13", .summary = "Returns detailed information about all commands." },
+	END,
+};
+
+/* clang-format on */
+
+#undef W
+#undef R
+#undef M
+#undef A
+#undef F
+#undef L
+#undef S
+#undef NA
+#undef NS
+#undef KL
+#undef WD
+
+/* Open-addressing index from lower-case name to row, built once. */
+#define INDEX_SIZE 512
+static const struct command *index_slots[INDEX_SIZE];
+static const struct command *rows_by_id[1024];
+static unsigned rows_total;
+static unsigned rows_top;
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)tolower((unsigned char)s[i])) * 16777619u;
+	return h;
+}
+
+static void index_insert(const struct command *cmd)
+{
+	uint32_t i = name_hash(cmd->name, strlen(cmd->name)) & (INDEX_SIZE - 1);
+	while (index_slots[i])
+		i = (i + 1) & (INDEX_SIZE - 1);
+	index_slots[i] = cmd;
+}
+
+void command_table_init(void)
+{
+	/* ids and parents are filled in once, through a cast of the const row
+	 * pointers, before any thread reads the table. */
+	for (const struct command *cmd = command_rows; cmd->name; cmd++) {
+		struct command *w = (struct command *)cmd;
+		w->id = rows_total;
+		rows_by_id[rows_total++] = cmd;
+		rows_top++;
+		index_insert(cmd);
+		for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) {
+			struct command *ws = (struct command *)sub;
+			ws->parent = cmd;
+			ws->id = rows_total;
+			rows_by_id[rows_total++] = sub;
+		}
+	}
+}
+
+const struct command *command_lookup(const char *name, size_t len)
+{
+	uint32_t i = name_hash(name, len) & (INDEX_SIZE - 1);
+	for (const struct command *cmd; (cmd = index_slots[i]); i = (i + 1) & (INDEX_SIZE - 1))
+		if (zr_eq_nocase(name, len, cmd->name))
+			return cmd;
+	return NULL;
+}
+
+const struct command *command_lookup_sub(const struct command *cmd, const char *sub, size_t len)
+{
+	for (const struct command *s = cmd->subcommands; s && s->name; s++)
+		if (zr_eq_nocase(sub, len, s->name))
+			return s;
+	return NULL;
+}
+
+unsigned command_table_size(void)
+{
+	return rows_total;
+}
+
+unsigned command_count(void)
+{
+	return rows_top;
+}
+
+const struct command *command_at(unsigned i)
+{
+	return i < rows_top ? &command_rows[i] : NULL;
+}
+
+const struct command *command_by_id(unsigned id)
+{
+	return id < rows_total ? rows_by_id[id] : NULL;
+}
+
+size_t command_full_name(const struct command *cmd, char *buf, size_t size)
+{
+	int n = cmd->parent ? snprintf(buf, size, "%s|%s", cmd->parent->name, cmd->name)
+			    : snprintf(buf, size, "%s", cmd->name);
+	return n < 0 ? 0 : (size_t)n;
+}

@@ -1,0 +1,29 @@
+/* table — the one command table: lookup by name, iteration, subcommands.
+ * command_table_init() runs once before the workers start (it numbers the
+ * rows and builds the lookup index); everything else is read-only and may
+ * be called from any thread.
+ */
+#ifndef ZR_TABLE_H
+#define ZR_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "zarisd/commands/command.h"
+
+void command_table_init(void);
+/* The top-level row named NAME (case-insensitive), or NULL. */
+const struct command *command_lookup(const char *name, size_t len);
+/* The subcommand row of container CMD named SUB, or NULL. */
+const struct command *command_lookup_sub(const struct command *cmd, const char *sub, size_t len);
+/* Rows including subcommands (size of per-command stats arrays). */
+unsigned command_table_size(void);
+/* Top-level rows, for COMMAND / COMMAND COUNT / LIST. */
+unsigned command_count(void);
+const struct command *command_at(unsigned i);
+/* The row with stats id ID (top-level or subcommand). */
+const struct command *command_by_id(unsigned id);
+/* Writes "get" or "config|get" into BUF. */
+size_t command_full_name(const struct command *cmd, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,336 @@
+/* util — see util.h. */
+#include "zarisd/core/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <xxhash.h>
+
+bool zr_str_to_ull(const char *s, size_t len, unsigned long long *out)
+{
+	if (len == 0 || len >= ZR_LONG_STR_SIZE)
+		return false;
+	if (len == 1 && s[0] == '0') {
+		*out = 0;
+		return true;
+	}
+	if (s[0] < '1' || s[0] > '9')
+		return false;
+	unsigned long long v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+bool zr_str_to_ll(const char *s, size_t len, long long *out)
+{
+	if (len == 0 || len >= ZR_LONG_STR_SIZE)
+		return false;
+	bool neg = s[0] == '-';
+	unsigned long long v;
+	if (neg) {
+		if (len == 1 || s[1] == '0')
+			return false;
+		if (!zr_str_to_ull(s + 1, len - 1, &v) || v > (unsigned long long)INT64_MAX + 1)
+			return false;
+		*out = (v == (unsigned long long)INT64_MAX + 1) ? INT64_MIN : -(long long)v;
+		return true;
+	}
+	if (!zr_str_to_ull(s, len, &v) || v > (unsigned long long)INT64_MAX)
+		return false;
+	*out = (long long)v;
+	return true;
+}
+
+bool zr_str_to_ld(const char *s, size_t len, long double *out)
+{
+	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	char *end;
+	errno = 0;
+	long double v = strtold(buf, &end);
+	/* end must reach LEN: a NUL inside the value would stop strtold early */
+	if (isspace((unsigned char)buf[0]) || end != buf + len ||
+	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) || isnan(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+bool zr_str_to_d(const char *s, size_t len, double *out)
+{
+	char buf[256];
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (isspace((unsigned char)buf[0]) || end != buf + len ||
+	    (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) || isnan(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+size_t zr_ll_to_str(char *buf, long long v)
+{
+	char tmp[ZR_LONG_STR_SIZE];
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	size_t len = 0;
+	if (v < 0)
+		buf[len++] = '-';
+	while (n)
+		buf[len++] = tmp[--n];
+	buf[len] = '\0';
+	return len;
+}
+
+size_t zr_ld_to_str(char *buf, size_t size, long double v)
+{
+	if (isinf(v)) {
+		const char *s = v > 0 ? "inf" : "-inf";
+		size_t n = strlen(s);
+		if (size <= n)
+			return 0;
+		memcpy(buf, s, n + 1);
+		return n;
+	}
+	/* Redis (LD_STR_HUMAN): 17 fixed decimals, then trailing zeros and a
+	 * trailing dot removed, so 10.5 stays "10.5" and 3.0 becomes "3". */
+	int n = snprintf(buf, size, "%.17Lf", v);
+	if (n < 0 || (size_t)n >= size)
+		return 0;
+	if (strchr(buf, '.')) {
+		while (n > 0 && buf[n - 1] == '0')
+			n--;
+		if (n > 0 && buf[n - 1] == '.')
+			n--;
+	}
+	buf[n] = '\0';
+	if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+		buf[0] = '0';
+		buf[1] = '\0';
+		n = 1;
+	}
+	return (size_t)n;
+}
+
+size_t zr_d_to_str(char *buf, size_t size, double v)
+{
+	int n;
+	if (isinf(v))
+		n = snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+	else
+		n = snprintf(buf, size, "%.17g", v);
+	return (n < 0 || (size_t)n >= size) ? 0 : (size_t)n;
+}
+
+static int glob_fold(int c, bool nocase)
+{
+	return nocase ? tolower(c) : c;
+}
+
+static bool glob_match_rec(const char *p, size_t plen, const char *s, size_t slen, bool nocase, int depth)
+{
+	if (depth > 1000)
+		return false; /* pathological patterns: refuse rather than recurse forever */
+	while (plen && slen) {
+		switch (p[0]) {
+		case '*':
+			while (plen > 1 && p[1] == '*') {
+				p++;
+				plen--;
+			}
+			if (plen == 1)
+				return true;
+			while (slen) {
+				if (glob_match_rec(p + 1, plen - 1, s, slen, nocase, depth + 1))
+					return true;
+				s++;
+				slen--;
+			}
+			return false;
+		case '?':
+			break;
+		case '[': {
+			p++;
+			plen--;
+			bool negate = plen && p[0] == '^';
+			if (negate) {
+				p++;
+				plen--;
+			}
+			bool match = false;
+			while (plen && p[0] != ']') {
+				if (p[0] == '\\' && plen >= 2) {
+					p++;
+					plen--;
+					if (p[0] == s[0])
+						match = true;
+				} else if (plen >= 3 && p[1] == '-') {
+					int lo = glob_fold((unsigned char)p[0], nocase);
+					int hi = glob_fold((unsigned char)p[2], nocase);
+					int c = glob_fold((unsigned char)s[0], nocase);
+					if (lo > hi) {
+						int t = lo;
+						lo = hi;
+						hi = t;
+					}
+					if (c >= lo && c <= hi)
+						match = true;
+					p += 2;
+					plen -= 2;
+				} else if (glob_fold((unsigned char)p[0], nocase) ==
+					   glob_fold((unsigned char)s[0], nocase)) {
+					match = true;
+				}
+				p++;
+				plen--;
+			}
+			if (plen == 0) {
+				/* unterminated class: Redis treats the end as the close */
+				p--;
+				plen++;
+			}
+			if (negate)
+				match = !match;
+			if (!match)
+				return false;
+			break;
+		}
+		case '\\':
+			if (plen >= 2) {
+				p++;
+				plen--;
+			}
+			/* fall through */
+		default:
+			if (glob_fold((unsigned char)p[0], nocase) != glob_fold((unsigned char)s[0], nocase))
+				return false;
+			break;
+		}
+		p++;
+		plen--;
+		s++;
+		slen--;
+		if (slen == 0) {
+			while (plen && p[0] == '*') {
+				p++;
+				plen--;
+			}
+			break;
+		}
+	}
+	if (slen == 0) /* an empty string, or all consumed: trailing stars match nothing */
+		while (plen && p[0] == '*') {
+			p++;
+			plen--;
+		}
+	return plen == 0 && slen == 0;
+}
+
+bool zr_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase)
+{
+	return glob_match_rec(pat, plen, str, slen, nocase, 0);
+}
+
+int64_t zr_time_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t zr_time_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t zr_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Written once by zr_hash_init() before threads start, read-only after. */
+static uint64_t hash_seed;
+
+void zr_hash_init(void)
+{
+	if (getrandom(&hash_seed, sizeof(hash_seed), 0) != sizeof(hash_seed))
+		hash_seed = (uint64_t)zr_mono_us() * 0x9E3779B97F4A7C15ULL;
+}
+
+uint64_t zr_hash(const void *key, size_t len)
+{
+	return XXH3_64bits_withSeed(key, len, hash_seed);
+}
+
+bool zr_eq_nocase(const char *s, size_t len, const char *lit)
+{
+	size_t n = strlen(lit);
+	return n == len && strncasecmp(s, lit, len) == 0;
+}
+
+bool zr_parse_memory(const char *s, unsigned long long *out)
+{
+	size_t len = strlen(s);
+	size_t digits = 0;
+	while (digits < len && isdigit((unsigned char)s[digits]))
+		digits++;
+	if (digits == 0)
+		return false;
+	const char *unit = s + digits;
+	unsigned long long mul;
+	if (!*unit || !strcasecmp(unit, "b"))
+		mul = 1;
+	else if (!strcasecmp(unit, "k"))
+		mul = 1000ULL;
+	else if (!strcasecmp(unit, "kb"))
+		mul = 1024ULL;
+	else if (!strcasecmp(unit, "m"))
+		mul = 1000ULL * 1000;
+	else if (!strcasecmp(unit, "mb"))
+		mul = 1024ULL * 1024;
+	else if (!strcasecmp(unit, "g"))
+		mul = 1000ULL * 1000 * 1000;
+	else if (!strcasecmp(unit, "gb"))
+		mul = 1024ULL * 1024 * 1024;
+	else
+		return false;
+	unsigned long long v;
+	if (!zr_str_to_ull(s, digits, &v) && !(digits > 1 && s[0] == '0'))
+		return false;
+	if (digits > 1 && s[0] == '0')
+		v = strtoull(s, NULL, 10);
+	if (mul && v > UINT64_MAX / mul)
+		return false;
+	*out = v * mul;
+	return true;
+}

@@ -1,0 +1,63 @@
+/* util — small pure helpers shared by every layer: Redis-exact number
+ * parsing and formatting, glob matching, clocks and key hashing. No state
+ * apart from the hash seed, which zr_hash_init() sets once at start-up
+ * before any thread exists. Callable from any thread.
+ */
+#ifndef ZR_UTIL_H
+#define ZR_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest decimal long long plus sign and NUL. */
+#define ZR_LONG_STR_SIZE 21
+/* Longest text accepted for a long double (Redis's MAX_LONG_DOUBLE_CHARS). */
+#define ZR_MAX_LONG_DOUBLE_CHARS (5 * 1024)
+
+/* Parses a strict decimal long long exactly as Redis's string2ll: no spaces,
+ * no '+', no leading zeros, no "-0", in range. true on success. */
+bool zr_str_to_ll(const char *s, size_t len, long long *out);
+/* Same, into an unsigned long long. */
+bool zr_str_to_ull(const char *s, size_t len, unsigned long long *out);
+/* Parses a long double as Redis's string2ld (INCRBYFLOAT): strtold over the
+ * whole string, no leading space, no NaN, no overflow. */
+bool zr_str_to_ld(const char *s, size_t len, long double *out);
+/* Parses a double as Redis's string2d / getDoubleFromObject: accepts "inf",
+ * "-inf", "+inf", rejects NaN and trailing garbage. */
+bool zr_str_to_d(const char *s, size_t len, double *out);
+
+/* Writes V in decimal into BUF (at least ZR_LONG_STR_SIZE); returns length. */
+size_t zr_ll_to_str(char *buf, long long v);
+/* Formats a long double like Redis's ld2string(LD_STR_HUMAN) — the form
+ * INCRBYFLOAT replies with. BUF must hold 5*1024 bytes; returns length,
+ * 0 when it does not fit. */
+size_t zr_ld_to_str(char *buf, size_t size, long double v);
+/* Formats a double as Redis replies with it (%.17g, "inf"/"-inf"). */
+size_t zr_d_to_str(char *buf, size_t size, double v);
+
+/* Glob-style match of STR against PATTERN, Redis's stringmatchlen: * ? [a-z]
+ * [^x] and backslash escapes. */
+bool zr_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
+
+/* Wall clock in milliseconds / microseconds since the epoch (for TTLs,
+ * which are absolute). */
+int64_t zr_time_ms(void);
+int64_t zr_time_us(void);
+/* Monotonic clock in microseconds (for durations). */
+int64_t zr_mono_us(void);
+
+/* Seeds the key hash with random bytes (hash flooding protection). Call
+ * once before any thread starts. */
+void zr_hash_init(void);
+/* 64-bit hash of a key, seeded. */
+uint64_t zr_hash(const void *key, size_t len);
+
+/* Case-insensitive comparison of a counted string with a C string. */
+bool zr_eq_nocase(const char *s, size_t len, const char *lit);
+
+/* Parses sizes as Redis's memtoll: "100", "1k" (1000), "1kb" (1024), "mb",
+ * "gb", case-insensitive. true on success. */
+bool zr_parse_memory(const char *s, unsigned long long *out);
+
+#endif

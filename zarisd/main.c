@@ -1,0 +1,259 @@
+/* zarisd — start-up and shutdown: settings from the cluster file and the
+ * command line, the keyspace, the workers (one event loop per thread, each
+ * with its own SO_REUSEPORT listener), and the signal handling of the main
+ * thread, which only waits for a reason to stop.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/zconf.h"
+#include "zarisd/commands/registry.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/settings.h"
+#include "zarisd/commands/slowlog.h"
+#include "zarisd/commands/stats.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/commands/dispatch.h"
+#include "zarisd/net/net.h"
+#include "zarisd/net/worker.h"
+#include "zarisd/store/store.h"
+
+#ifndef ZARIS_VERSION
+#define ZARIS_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: zarisd [--config FILE [--node NAME]] [--SETTING VALUE ...]\n"
+		   "       zarisd --version | --help\n\n"
+		   "A Redis-compatible in-memory key-value server that runs commands on every core.\n"
+		   "Without --config it runs on built-in defaults (127.0.0.1:6379). Flags override the\n"
+		   "cluster file. Settings (also CONFIG GET/SET names where marked):\n");
+	settings_print_help(f);
+}
+
+struct start_args {
+	const char *config;
+	const char *node;
+	int nflags;
+	const char **names;
+	const char **values;
+};
+
+/* Parses argv into START; exits on --help/--version and on bad usage. */
+static void parse_args(int argc, char **argv, struct start_args *a)
+{
+	a->names = zr_calloc((size_t)argc, sizeof(char *));
+	a->values = zr_calloc((size_t)argc, sizeof(char *));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--version") || !strcmp(arg, "-v")) {
+			printf("Zaris server v=%s (Redis 7.0.15 protocol compatible) bits=64 malloc=%s\n",
+			       ZARIS_VERSION, zr_mem_allocator());
+			exit(0);
+		}
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			usage(stdout);
+			exit(0);
+		}
+		if (strncmp(arg, "--", 2) != 0 || i + 1 >= argc) {
+			fprintf(stderr, "zarisd: %s '%s'\n",
+				strncmp(arg, "--", 2) ? "unexpected argument" : "missing value for", arg);
+			usage(stderr);
+			exit(2);
+		}
+		const char *name = arg + 2, *value = argv[++i];
+		if (!strcmp(name, "config")) {
+			a->config = value;
+		} else if (!strcmp(name, "node")) {
+			a->node = value;
+		} else if (settings_exists(name)) {
+			a->names[a->nflags] = name;
+			a->values[a->nflags++] = value;
+		} else {
+			fprintf(stderr, "zarisd: unknown setting '--%s' (see zarisd --help)\n", name);
+			exit(2);
+		}
+	}
+}
+
+struct apply_ctx {
+	struct settings *cfg;
+	const char *node;
+	int failed;
+};
+
+static int apply_file_setting(const char *key, const char *value, void *arg)
+{
+	struct apply_ctx *ctx = arg;
+	char err[256];
+	if (!settings_exists(key)) {
+		/* keys for later subsystems (persistence, replication) */
+		zr_log(ZR_LOG_NOTICE,
+		       "config: node %s: setting '%s' is not supported by this zarisd yet, ignored",
+		       ctx->node, key);
+		return 0;
+	}
+	if (settings_set(ctx->cfg, key, value, true, err, sizeof(err)) < 0) {
+		fprintf(stderr, "zarisd: node %s: %s = '%s': %s\n", ctx->node, key, value, err);
+		ctx->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Applies the cluster file's settings of the selected node. Exits on error. */
+static void load_config_file(struct settings *cfg, const struct start_args *a)
+{
+	struct zconf *conf = NULL;
+	struct zconf_error zerr;
+	if (zconf_load_local(a->config, a->node, &conf, &zerr) < 0) {
+		char buf[512];
+		zconf_error_format(&zerr, buf, sizeof(buf));
+		fprintf(stderr, "zarisd: %s\n", buf);
+		exit(1);
+	}
+	const struct zconf_node *node = NULL;
+	if (a->node) {
+		node = zconf_find_node(conf, a->node);
+	} else {
+		for (size_t i = 0; i < conf->n_nodes; i++)
+			if (conf->nodes[i].is_local) {
+				if (node) {
+					fprintf(stderr,
+						"zarisd: %s: several nodes are local here; choose one with --node\n",
+						a->config);
+					exit(1);
+				}
+				node = &conf->nodes[i];
+			}
+	}
+	if (!node) {
+		fprintf(stderr, "zarisd: %s: %s\n", a->config,
+			a->node ? "no node of that name (--node)"
+				: "no node of this file runs on this machine");
+		exit(1);
+	}
+	struct apply_ctx ctx = { .cfg = cfg, .node = node->name };
+	zconf_node_foreach_setting(conf, node, apply_file_setting, &ctx);
+	zconf_free(conf);
+	if (ctx.failed)
+		exit(1);
+}
+
+static int execute_command(struct client *c)
+{
+	return (int)dispatch_command(c);
+}
+
+struct ready_ctx {
+	struct settings *cfg;
+	unsigned nworkers;
+	const char *backend;
+};
+
+static void write_pidfile(const char *path);
+
+static void on_ready(void *arg)
+{
+	struct ready_ctx *r = arg;
+	write_pidfile(r->cfg->pidfile);
+	zr_log(ZR_LOG_NOTICE, "Zaris %s, %u worker thread%s, %s backend, port %d%s%s", ZARIS_VERSION,
+	       r->nworkers, r->nworkers == 1 ? "" : "s", r->backend, r->cfg->port,
+	       r->cfg->ncores ? ", cores " : "", r->cfg->ncores ? r->cfg->cores_text : "");
+	zr_log(ZR_LOG_NOTICE, "Ready to accept connections tcp");
+}
+
+static void write_pidfile(const char *path)
+{
+	if (!path || !*path)
+		return;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		zr_log(ZR_LOG_WARNING, "Failed to write PID file %s: %s", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	zr_mem_thread_slot(0);
+	zr_hash_init();
+	command_table_init();
+
+	struct settings cfg;
+	settings_init(&cfg);
+	struct start_args args = { 0 };
+	parse_args(argc, argv, &args);
+	if (args.config)
+		load_config_file(&cfg, &args);
+	for (int i = 0; i < args.nflags; i++) {
+		char err[256];
+		if (settings_set(&cfg, args.names[i], args.values[i], true, err, sizeof(err)) < 0) {
+			fprintf(stderr, "zarisd: --%s '%s': %s\n", args.names[i], args.values[i], err);
+			return 2;
+		}
+	}
+	zr_free(args.names);
+	zr_free(args.values);
+	if (cfg.logfile[0] && zr_log_open(cfg.logfile) < 0) {
+		fprintf(stderr, "zarisd: cannot open log file %s: %s\n", cfg.logfile, strerror(errno));
+		return 1;
+	}
+	zr_log_set_level((enum zr_log_level)atomic_load(&cfg.loglevel));
+	if (cfg.dir[0] && chdir(cfg.dir) < 0) {
+		fprintf(stderr, "zarisd: cannot chdir to %s: %s\n", cfg.dir, strerror(errno));
+		return 1;
+	}
+
+	unsigned nworkers = (unsigned)cfg.threads;
+	if (nworkers == 0)
+		nworkers = cfg.ncores ? (unsigned)cfg.ncores : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nworkers == 0)
+		nworkers = 1;
+	const struct net_backend *backend = net_choose_backend(cfg.io_backend);
+
+	struct server srv = { 0 };
+	srv.cfg = &cfg;
+	srv.execute = execute_command;
+	srv.store = store_create((unsigned)cfg.databases, (unsigned)cfg.shard_bits);
+	if (!srv.store) {
+		fprintf(stderr, "zarisd: cannot create the keyspace (databases %d, shard-bits %d)\n",
+			cfg.databases, cfg.shard_bits);
+		return 1;
+	}
+	server_settings_changed(&srv);
+	srv.clients = registry_create(nworkers);
+	srv.slowlog = slowlog_create();
+	srv.nworkers = nworkers;
+	srv.start_ms = zr_time_ms();
+	srv.start_mono_us = zr_mono_us();
+	srv.executable = argv[0];
+	srv.config_file = args.config;
+	srv.io_backend = backend->name;
+	atomic_store(&srv.lastsave, (int64_t)time(NULL));
+	for (int i = 0; i < 40; i++)
+		srv.run_id[i] = "0123456789abcdef"[zr_hash(&i, sizeof(i)) & 15];
+	struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
+	int rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
+	if (cfg.pidfile[0])
+		unlink(cfg.pidfile);
+	if (rc == 0)
+		zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
+	slowlog_destroy(srv.slowlog);
+	registry_destroy(srv.clients);
+	store_destroy(srv.store);
+	settings_free(&cfg);
+	return rc == 0 ? 0 : 1;
+}

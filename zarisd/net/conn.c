@@ -1,0 +1,276 @@
+/* conn — see conn.h. */
+#include "zarisd/net/conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/registry.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/settings.h"
+#include "zarisd/commands/stats.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/net/worker.h"
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t size, bool *loopback)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	*loopback = false;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		port = ntohs(in->sin_port);
+		*loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+		snprintf(buf, size, "%s:%d", ip, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(in6->sin6_port);
+		*loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+		snprintf(buf, size, "%s:%d", ip, port);
+	} else {
+		*loopback = true; /* unix socket */
+		snprintf(buf, size, "/unix:0");
+	}
+}
+
+struct conn *conn_create(struct worker *w, int fd)
+{
+	struct conn *c = zr_calloc(1, sizeof(*c));
+	c->w = w;
+	c->fd = fd;
+	dispatch_client_init(&c->client, w->srv, w->index, w->stats);
+	c->client.conn = c;
+	c->client.fd = fd;
+	resp_parser_init(&c->parser);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	bool loop = false, dummy;
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		format_addr(&ss, c->client.addr, sizeof(c->client.addr), &loop);
+	sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		format_addr(&ss, c->client.laddr, sizeof(c->client.laddr), &dummy);
+	if (loop)
+		c->client.flags |= CLIENT_LOOPBACK;
+	registry_add(w->srv->clients, &c->client);
+	STAT_INC(w->stats, connected_clients);
+	return c;
+}
+
+void conn_destroy(struct conn *c)
+{
+	struct worker *w = c->w;
+	registry_remove(w->srv->clients, &c->client);
+	STAT_ADD(w->stats, connected_clients, (uint64_t)-1);
+	obuf_free(&c->client.out);
+	resp_parser_free(&c->parser);
+	zr_free(c->client.name);
+	zr_free(c->qbuf);
+	if (c->fd >= 0)
+		close(c->fd);
+	zr_free(c);
+}
+
+static void conn_limits(const struct conn *c, struct resp_limits *lim)
+{
+	struct settings *cfg = c->w->srv->cfg;
+	lim->max_bulk_len = (uint64_t)atomic_load_explicit(&cfg->proto_max_bulk_len, memory_order_relaxed);
+	/* Redis allows 1024*1024 arguments before AUTH and INT_MAX after */
+	lim->max_multibulk = (c->client.flags & CLIENT_AUTHENTICATED) ? 0x7fffffff : 1024 * 1024;
+	lim->max_inline = 64 * 1024;
+}
+
+static bool qbuf_append(struct conn *c, const char *data, size_t len)
+{
+	if (c->qlen + len > c->qcap) {
+		size_t cap = c->qcap ? c->qcap : 4096;
+		while (cap < c->qlen + len)
+			cap *= 2;
+		char *nb = zr_try_realloc(c->qbuf, cap);
+		if (!nb)
+			return false;
+		c->qbuf = nb;
+		c->qcap = cap;
+	}
+	memcpy(c->qbuf + c->qlen, data, len);
+	c->qlen += len;
+	return true;
+}
+
+static void protocol_error(struct conn *c)
+{
+	reply_errorf(&c->client.out, "ERR %s", c->parser.error);
+	STAT_INC(c->w->stats, protocol_errors);
+	zr_log(ZR_LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", c->parser.error,
+	       (unsigned long long)c->client.id, c->client.addr);
+	c->close_after_send = true;
+}
+
+/* Parses and runs requests in BUF[0..LEN). Returns the bytes consumed
+ * (complete requests); sets *stop when processing must stop (pause,
+ * protocol error, close requested). */
+static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
+{
+	struct resp_limits lim;
+	size_t pos = 0;
+	*stop = false;
+	while (pos < len && !c->close_after_send) {
+		size_t used = 0;
+		conn_limits(c, &lim);
+		enum resp_result r = resp_parse(&c->parser, buf + pos, len - pos, &lim, &used);
+		if (r == RESP_INCOMPLETE)
+			break;
+		if (r == RESP_ERROR) {
+			protocol_error(c);
+			*stop = true;
+			return len;
+		}
+		if (r == RESP_EMPTY) {
+			pos += used;
+			continue;
+		}
+		c->client.argv = c->parser.argv;
+		c->client.argc = c->parser.argc;
+		if (c->w->srv->execute(&c->client) == DISPATCH_PAUSED) {
+			/* the request stays unconsumed; it is parsed again on resume */
+			resp_parser_free(&c->parser);
+			resp_parser_init(&c->parser);
+			c->paused = true;
+			worker_track_paused(c->w, c);
+			*stop = true;
+			break;
+		}
+		c->client.argv = NULL;
+		c->client.argc = 0;
+		pos += used;
+		if (c->client.flags & CLIENT_CLOSE_AFTER_REPLY)
+			c->close_after_send = true;
+		/* Like Redis, stop at the first reply over the hard limit: the
+		 * rest of a pipeline must not pile up more output first. */
+		if (c->client.out.bytes > c->w->obuf_hard_cached) {
+			if (!conn_check_output_limits(c, c->w->now_ms)) {
+				c->obuf_overflow = true;
+				*stop = true;
+				return len;
+			}
+		}
+	}
+	return pos;
+}
+
+static bool check_qbuf_limit(struct conn *c)
+{
+	long long limit =
+		atomic_load_explicit(&c->w->srv->cfg->client_query_buffer_limit, memory_order_relaxed);
+	if ((long long)c->qlen > limit) {
+		zr_log(ZR_LOG_WARNING,
+		       "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
+		       (unsigned long long)c->client.id, c->client.addr, c->qlen);
+		STAT_INC(c->w->stats, client_query_buffer_limit_disconnections);
+		return false;
+	}
+	return true;
+}
+
+bool conn_feed(struct conn *c, const char *data, size_t len)
+{
+	long long hard = atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
+	c->w->obuf_hard_cached = hard > 0 ? (size_t)hard : SIZE_MAX;
+	STAT_ADD(c->w->stats, net_input_bytes, len);
+	atomic_store_explicit(&c->client.last_interaction_ms, c->w->now_ms, memory_order_relaxed);
+	if (c->close_after_send)
+		return true; /* input after QUIT or an error is dropped */
+	bool stop;
+	if (c->qlen == 0 && !c->paused) {
+		/* Zero-copy path: parse straight from the received bytes; the
+		 * parser writes only inside an inline request (unescaping), so
+		 * the cast is safe for the kernel-filled buffer we own. */
+		size_t used = run_requests(c, (char *)data, len, &stop);
+		if (c->obuf_overflow)
+			return false;
+		if (used < len && !c->close_after_send) {
+			if (!qbuf_append(c, data + used, len - used))
+				return false;
+			return check_qbuf_limit(c);
+		}
+		return true;
+	}
+	if (!qbuf_append(c, data, len))
+		return false;
+	if (c->paused)
+		return check_qbuf_limit(c);
+	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
+	if (c->obuf_overflow)
+		return false;
+	if (used) {
+		memmove(c->qbuf, c->qbuf + used, c->qlen - used);
+		c->qlen -= used;
+	}
+	if (c->qlen == 0 && c->qcap > 64 * 1024) {
+		ZR_FREE(c->qbuf);
+		c->qcap = 0;
+	}
+	return check_qbuf_limit(c);
+}
+
+bool conn_resume(struct conn *c)
+{
+	c->paused = false;
+	if (c->qlen == 0)
+		return true;
+	long long hard = atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
+	c->w->obuf_hard_cached = hard > 0 ? (size_t)hard : SIZE_MAX;
+	bool stop;
+	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
+	if (c->obuf_overflow)
+		return false;
+	if (used) {
+		memmove(c->qbuf, c->qbuf + used, c->qlen - used);
+		c->qlen -= used;
+	}
+	return true;
+}
+
+bool conn_check_output_limits(struct conn *c, int64_t now_ms)
+{
+	struct settings *cfg = c->w->srv->cfg;
+	long long hard = atomic_load_explicit(&cfg->obuf_hard_limit, memory_order_relaxed);
+	long long soft = atomic_load_explicit(&cfg->obuf_soft_limit, memory_order_relaxed);
+	long long secs = atomic_load_explicit(&cfg->obuf_soft_seconds, memory_order_relaxed);
+	size_t used = c->client.out.bytes;
+	bool over = hard > 0 && (long long)used > hard;
+	if (!over && soft > 0 && (long long)used > soft) {
+		if (!c->obuf_soft_since_ms)
+			c->obuf_soft_since_ms = now_ms;
+		else if (now_ms - c->obuf_soft_since_ms > secs * 1000)
+			over = true;
+	} else if (!over) {
+		c->obuf_soft_since_ms = 0;
+	}
+	if (over) {
+		zr_log(ZR_LOG_WARNING,
+		       "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits (omem=%zu).",
+		       (unsigned long long)c->client.id, c->client.addr, used);
+		STAT_INC(c->w->stats, client_output_buffer_limit_disconnections);
+		return false;
+	}
+	return true;
+}
+
+void conn_publish(struct conn *c)
+{
+	atomic_store_explicit(&c->client.shared_qbuf, c->qlen, memory_order_relaxed);
+	atomic_store_explicit(&c->client.shared_omem, c->client.out.alloc, memory_order_relaxed);
+	atomic_store_explicit(&c->client.shared_db, c->client.db, memory_order_relaxed);
+	atomic_store_explicit(&c->client.shared_flags, (int)c->client.flags, memory_order_relaxed);
+}

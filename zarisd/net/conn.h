@@ -1,0 +1,69 @@
+/* conn — one client connection as both I/O backends see it: the socket,
+ * the query buffer, the parser, and the client (commands layer) inside.
+ *
+ * Input handling is shared by the backends: they hand received bytes to
+ * conn_feed(), which parses and dispatches every complete request and
+ * leaves replies in client.out; the backend then sends them. When the
+ * query buffer is empty, requests are parsed straight out of the bytes the
+ * kernel delivered (the provided buffer, for io_uring) and only a partial
+ * tail is copied. Owned by one worker thread for its whole life.
+ */
+#ifndef ZR_CONN_H
+#define ZR_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/proto/resp.h"
+
+struct worker;
+
+enum conn_state {
+	CONN_OPEN = 0,
+	CONN_CLOSING, /* waiting for in-flight operations before it is freed */
+};
+
+struct conn {
+	struct client client; /* must stay first: client.conn points back here */
+	struct worker *w;
+	int fd;
+	enum conn_state state;
+	char *qbuf; /* unparsed bytes (partial request), or NULL */
+	size_t qlen, qcap;
+	struct resp_parser parser;
+	bool paused;	  /* CLIENT PAUSE holds the request at the start of qbuf */
+	bool send_queued; /* on the worker's pending-send list */
+	bool close_after_send;
+	bool obuf_overflow;       /* over the output limit: closed without sending */
+	int inflight;		    /* backend operations still holding the conn */
+	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
+	struct conn *next, *prev;   /* worker's list of all conns */
+	struct conn *send_next;	    /* worker's pending-send list */
+	struct conn *close_next;    /* epoll: closed, waiting to be freed */
+	uint64_t recv_user_data;    /* io_uring: cookie of the armed multishot recv */
+	bool recv_armed;
+	bool send_inflight;
+	bool epollout; /* epoll: EPOLLOUT registered */
+};
+
+/* Allocates a connection for FD accepted by worker W and registers its
+ * client. The caller owns it until conn_destroy(). */
+struct conn *conn_create(struct worker *w, int fd);
+/* Unregisters and frees the connection and closes its fd. */
+void conn_destroy(struct conn *c);
+
+/* Processes LEN received bytes: runs every complete request. Returns false
+ * when the connection must close now (protocol error, query buffer limit,
+ * QUIT after its reply is sent is signalled by close_after_send instead). */
+bool conn_feed(struct conn *c, const char *data, size_t len);
+/* Re-runs requests held by CLIENT PAUSE; false when the conn must close. */
+bool conn_resume(struct conn *c);
+/* Checks the output buffer limits after replies were added; false when the
+ * client must be closed (logged). */
+bool conn_check_output_limits(struct conn *c, int64_t now_ms);
+/* Publishes the shared fields other workers read (CLIENT LIST). */
+void conn_publish(struct conn *c);
+
+#endif

@@ -1,0 +1,205 @@
+/* epoll — the epoll backend of a worker, for kernels or sandboxes without
+ * io_uring (or --io-backend epoll). Level-triggered: listeners and the
+ * event fd for reading, connections for reading and, while a reply is
+ * stuck on a full socket buffer, for writing. Received bytes go through
+ * the same worker_input() as io_uring's; replies of a loop turn are
+ * written at its end with writev.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "zarisd/commands/stats.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/net/conn.h"
+#include "zarisd/net/worker.h"
+
+#define EPOLL_EVENTS 256
+#define EPOLL_READSZ 16384
+#define EPOLL_IOV 64
+
+/* Cookies in epoll_event.data.u64: conns are aligned pointers; listeners
+ * and the event fd are small tagged integers. */
+#define EP_LISTENER 1
+#define EP_EVENTFD 2
+#define EP_TAG_MASK 7ULL
+
+struct epoll_state {
+	int epfd;
+	struct conn *closed; /* closed this turn, freed by reap() (linked by send_next) */
+	char buf[EPOLL_READSZ];
+};
+
+static int ep_add(int epfd, int fd, uint32_t events, uint64_t cookie)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = cookie };
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int epoll_init(struct worker *w)
+{
+	struct epoll_state *e = zr_calloc(1, sizeof(*e));
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->epfd < 0) {
+		int rc = -errno;
+		zr_free(e);
+		return rc;
+	}
+	for (int i = 0; i < w->nlisten; i++)
+		ep_add(e->epfd, w->listen_fds[i], EPOLLIN, ((uint64_t)i << 3) | EP_LISTENER);
+	ep_add(e->epfd, w->event_fd, EPOLLIN, EP_EVENTFD);
+	w->bstate = e;
+	return 0;
+}
+
+static void epoll_close_conn(struct worker *w, struct conn *c)
+{
+	struct epoll_state *e = w->bstate;
+	if (c->state != CONN_OPEN)
+		return;
+	c->state = CONN_CLOSING;
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	/* Nothing is in flight with epoll, but the conn may still be on this
+	 * turn's pending-send list (which skips closing conns) or be the conn
+	 * whose event is being handled: it is freed by reap(). */
+	c->close_next = e->closed;
+	e->closed = c;
+}
+
+static void set_epollout(struct epoll_state *e, struct conn *c, bool on)
+{
+	if (c->epollout == on)
+		return;
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0),
+				  .data.u64 = (uint64_t)(uintptr_t)c };
+	epoll_ctl(e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->epollout = on;
+}
+
+static void epoll_send(struct worker *w, struct conn *c)
+{
+	struct epoll_state *e = w->bstate;
+	struct iovec iov[EPOLL_IOV];
+	while (c->client.out.bytes) {
+		int n = obuf_iov(&c->client.out, iov, EPOLL_IOV);
+		ssize_t r = writev(c->fd, iov, n);
+		STAT_INC(w->stats, total_writes);
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				set_epollout(e, c, true);
+				return;
+			}
+			if (errno == EINTR)
+				continue;
+			epoll_close_conn(w, c);
+			return;
+		}
+		obuf_consume(&c->client.out, (size_t)r);
+		STAT_ADD(w->stats, net_output_bytes, r);
+	}
+	set_epollout(e, c, false);
+	if (c->close_after_send)
+		epoll_close_conn(w, c);
+}
+
+static void on_listener(struct worker *w, struct epoll_state *e, int idx)
+{
+	for (int i = 0; i < 64; i++) { /* bounded: let other events run too */
+		int fd = accept4(w->listen_fds[idx], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				zr_log(ZR_LOG_WARNING, "accept: %s", strerror(errno));
+			return;
+		}
+		struct conn *c = worker_accept(w, fd);
+		if (c && ep_add(e->epfd, fd, EPOLLIN, (uint64_t)(uintptr_t)c) < 0)
+			epoll_close_conn(w, c);
+	}
+}
+
+static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c)
+{
+	for (int i = 0; i < 16 && c->state == CONN_OPEN; i++) {
+		ssize_t r = recv(c->fd, e->buf, sizeof(e->buf), 0);
+		if (r > 0) {
+			STAT_INC(w->stats, total_reads);
+			if (!worker_input(w, c, e->buf, (size_t)r))
+				epoll_close_conn(w, c);
+			if ((size_t)r < sizeof(e->buf))
+				return;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r < 0 && errno == EINTR)
+			continue;
+		epoll_close_conn(w, c); /* EOF or error */
+		return;
+	}
+}
+
+/* Frees the conns closed so far; called after worker_turn_end(), when no
+ * closed conn is left on the pending-send list. */
+static void reap(struct worker *w, struct epoll_state *e)
+{
+	while (e->closed) {
+		struct conn *c = e->closed;
+		e->closed = c->close_next;
+		worker_unlink(w, c);
+		conn_destroy(c);
+	}
+}
+
+static void epoll_run(struct worker *w)
+{
+	struct epoll_state *e = w->bstate;
+	struct epoll_event events[EPOLL_EVENTS];
+	while (!worker_stopping(w)) {
+		int64_t wait_us = worker_turn_end(w);
+		reap(w, e);
+		int n = epoll_wait(e->epfd, events, EPOLL_EVENTS, (int)((wait_us + 999) / 1000));
+		w->now_ms = zr_time_ms();
+		for (int i = 0; i < n; i++) {
+			uint64_t ck = events[i].data.u64;
+			if ((ck & EP_TAG_MASK) == EP_LISTENER) {
+				on_listener(w, e, (int)(ck >> 3));
+			} else if (ck == EP_EVENTFD) {
+				worker_woken(w);
+			} else {
+				struct conn *c = (struct conn *)(uintptr_t)ck;
+				if (c->state != CONN_OPEN)
+					continue;
+				if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+					on_readable(w, e, c);
+				if (c->state == CONN_OPEN && (events[i].events & EPOLLOUT))
+					worker_queue_send(w, c);
+			}
+		}
+	}
+	reap(w, e);
+}
+
+static void epoll_destroy(struct worker *w)
+{
+	struct epoll_state *e = w->bstate;
+	if (!e)
+		return;
+	close(e->epfd);
+	zr_free(e);
+	w->bstate = NULL;
+}
+
+const struct net_backend net_backend_epoll = {
+	.name = "epoll",
+	.init = epoll_init,
+	.run = epoll_run,
+	.close_conn = epoll_close_conn,
+	.send = epoll_send,
+	.destroy = epoll_destroy,
+};

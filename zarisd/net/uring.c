@@ -1,0 +1,349 @@
+/* uring — the io_uring backend of a worker (liburing).
+ *
+ * One ring per worker, created on the worker's own thread (SINGLE_ISSUER,
+ * DEFER_TASKRUN where the kernel has them). Every SQE carries a typed
+ * cookie in user_data: a pointer (conn) or index (listener) shifted past a
+ * 3-bit tag, so a completion says what it completes.
+ *
+ * Accept: one multishot accept per listener; re-armed when a completion
+ * comes without IORING_CQE_F_MORE.
+ *
+ * Receive, and the provided-buffer lifecycle: each worker registers one
+ * buffer ring (group URING_BGID) of URING_NBUFS buffers of URING_BUFSZ
+ * bytes. Every connection has one multishot recv that picks a buffer from
+ * the ring for each completion. The buffer id is in cqe->flags >>
+ * IORING_CQE_BUFFER_SHIFT; its bytes are parsed in place (conn_feed) and
+ * the buffer is handed back to the ring right after, so a buffer is never
+ * held across loop turns. When the ring is empty the kernel ends the
+ * multishot recv with -ENOBUFS (no F_MORE): the recv is re-armed, by then
+ * the buffers have been returned. Any completion without F_MORE means the
+ * recv is no longer armed; it is re-armed unless the conn is closing.
+ *
+ * Send: at most one send per connection in flight, of the output buffer's
+ * first chunk; replies produced during a loop turn are sent once at its
+ * end (worker_turn_end). A short send re-queues the rest.
+ *
+ * Close: the recv is cancelled by its cookie; the conn is freed once
+ * neither a recv nor a send holds it.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "zarisd/commands/stats.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/net/conn.h"
+#include "zarisd/net/worker.h"
+
+#define URING_ENTRIES 1024
+/* 2 MiB of receive buffers per worker: a buffer is handed back right after
+ * its bytes are parsed, so only completions not yet handled hold one. The
+ * pool is mmap'd rather than taken from the heap: it is the loop's fixed
+ * cost, not data, and is left out of used_memory (what maxmemory limits). */
+#define URING_NBUFS 512
+#define URING_BUFSZ 4096
+#define URING_BGID 1
+
+enum uring_tag {
+	TAG_ACCEPT = 1,
+	TAG_RECV = 2,
+	TAG_SEND = 3,
+	TAG_EVENT = 4,
+	TAG_CANCEL = 5,
+};
+#define TAG_BITS 3
+#define TAG_MASK ((1ULL << TAG_BITS) - 1)
+
+struct uring_state {
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	char *bufs;
+	uint64_t event_value;
+	struct conn
+		*handling; /* conn whose completion is being handled: freed by the handler, not by close */
+};
+
+static inline uint64_t cookie_ptr(void *p, enum uring_tag tag)
+{
+	return (uint64_t)(uintptr_t)p | tag; /* conns are 16-byte aligned */
+}
+
+static struct io_uring_sqe *get_sqe(struct uring_state *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	if (!sqe) {
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+	}
+	return sqe; /* never NULL after a submit: the SQ was just emptied */
+}
+
+static void arm_accept(struct uring_state *u, struct worker *w, int idx)
+{
+	struct io_uring_sqe *sqe = get_sqe(u);
+	io_uring_prep_multishot_accept(sqe, w->listen_fds[idx], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	io_uring_sqe_set_data64(sqe, ((uint64_t)idx << TAG_BITS) | TAG_ACCEPT);
+}
+
+static void arm_recv(struct uring_state *u, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(u);
+	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = URING_BGID;
+	c->recv_user_data = cookie_ptr(c, TAG_RECV);
+	io_uring_sqe_set_data64(sqe, c->recv_user_data);
+	c->recv_armed = true;
+}
+
+static void arm_event(struct uring_state *u, struct worker *w)
+{
+	struct io_uring_sqe *sqe = get_sqe(u);
+	io_uring_prep_read(sqe, w->event_fd, &u->event_value, sizeof(u->event_value), 0);
+	io_uring_sqe_set_data64(sqe, TAG_EVENT);
+}
+
+static int uring_setup(struct io_uring *ring)
+{
+	static const unsigned flag_sets[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	int rc = -EINVAL;
+	for (size_t i = 0; i < sizeof(flag_sets) / sizeof(flag_sets[0]); i++) {
+		struct io_uring_params p = { .flags = flag_sets[i] };
+		rc = io_uring_queue_init_params(URING_ENTRIES, ring, &p);
+		if (rc == 0)
+			return 0;
+	}
+	return rc;
+}
+
+static int uring_init_in_thread(struct worker *w)
+{
+	struct uring_state *u = zr_calloc(1, sizeof(*u));
+	int rc = uring_setup(&u->ring);
+	if (rc < 0)
+		goto out_free;
+	size_t brsize = sizeof(struct io_uring_buf) * URING_NBUFS;
+	u->br = mmap(NULL, brsize, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	if (u->br == MAP_FAILED) {
+		rc = -errno;
+		goto out_exit;
+	}
+	struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)u->br,
+					.ring_entries = URING_NBUFS,
+					.bgid = URING_BGID };
+	rc = io_uring_register_buf_ring(&u->ring, &reg, 0);
+	if (rc < 0)
+		goto out_unmap;
+	u->bufs = mmap(NULL, (size_t)URING_NBUFS * URING_BUFSZ, PROT_READ | PROT_WRITE,
+		       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	if (u->bufs == MAP_FAILED) {
+		rc = -errno;
+		goto out_unregister;
+	}
+	io_uring_buf_ring_init(u->br);
+	for (int i = 0; i < URING_NBUFS; i++)
+		io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * URING_BUFSZ, URING_BUFSZ,
+				      (unsigned short)i, io_uring_buf_ring_mask(URING_NBUFS), i);
+	io_uring_buf_ring_advance(u->br, URING_NBUFS);
+	w->bstate = u;
+	for (int i = 0; i < w->nlisten; i++)
+		arm_accept(u, w, i);
+	arm_event(u, w);
+	return 0;
+out_unregister:
+	io_uring_unregister_buf_ring(&u->ring, URING_BGID);
+out_unmap:
+	munmap(u->br, brsize);
+out_exit:
+	io_uring_queue_exit(&u->ring);
+out_free:
+	zr_free(u);
+	return rc;
+}
+
+/* The ring is made on the worker's own thread (SINGLE_ISSUER binds it to
+ * its creator), so init only checks here that io_uring can be set up. */
+static int uring_init(struct worker *w)
+{
+	(void)w;
+	return 0;
+}
+
+static void maybe_free(struct worker *w, struct conn *c)
+{
+	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight) {
+		worker_unlink(w, c);
+		conn_destroy(c);
+	}
+}
+
+static void uring_close_conn(struct worker *w, struct conn *c)
+{
+	struct uring_state *u = w->bstate;
+	if (c->state != CONN_OPEN)
+		return;
+	c->state = CONN_CLOSING;
+	if (c->recv_armed) {
+		struct io_uring_sqe *sqe = get_sqe(u);
+		io_uring_prep_cancel64(sqe, c->recv_user_data, 0);
+		io_uring_sqe_set_data64(sqe, TAG_CANCEL);
+	}
+	/* a send stuck on a full socket buffer completes with an error */
+	shutdown(c->fd, SHUT_RDWR);
+	if (u->handling != c)
+		maybe_free(w, c);
+}
+
+static void uring_send(struct worker *w, struct conn *c)
+{
+	struct uring_state *u = w->bstate;
+	if (c->send_inflight || c->state != CONN_OPEN)
+		return;
+	struct iovec iov;
+	if (obuf_iov(&c->client.out, &iov, 1) == 0)
+		return;
+	struct io_uring_sqe *sqe = get_sqe(u);
+	io_uring_prep_send(sqe, c->fd, iov.iov_base, iov.iov_len, MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, cookie_ptr(c, TAG_SEND));
+	c->send_inflight = true;
+	STAT_INC(w->stats, total_writes);
+}
+
+static void on_recv(struct worker *w, struct uring_state *u, struct conn *c, struct io_uring_cqe *cqe)
+{
+	int res = cqe->res;
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+	if (!more)
+		c->recv_armed = false;
+	if (res > 0) {
+		unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+		char *data = u->bufs + (size_t)bid * URING_BUFSZ;
+		STAT_INC(w->stats, total_reads);
+		bool ok = worker_input(w, c, data, (size_t)res);
+		io_uring_buf_ring_add(u->br, data, URING_BUFSZ, (unsigned short)bid,
+				      io_uring_buf_ring_mask(URING_NBUFS), 0);
+		io_uring_buf_ring_advance(u->br, 1);
+		if (!ok)
+			uring_close_conn(w, c);
+	} else if (res != -ENOBUFS) {
+		/* 0 = peer closed; -ECANCELED after our own cancel; others are errors */
+		uring_close_conn(w, c);
+	}
+	if (!c->recv_armed && c->state == CONN_OPEN)
+		arm_recv(u, c);
+	maybe_free(w, c);
+}
+
+static void on_send(struct worker *w, struct uring_state *u, struct conn *c, int res)
+{
+	(void)u;
+	c->send_inflight = false;
+	if (res < 0) {
+		uring_close_conn(w, c);
+	} else if (c->state == CONN_OPEN) {
+		obuf_consume(&c->client.out, (size_t)res);
+		STAT_ADD(w->stats, net_output_bytes, res);
+		if (c->client.out.bytes || c->close_after_send)
+			worker_queue_send(w, c);
+	}
+	maybe_free(w, c);
+}
+
+static void on_accept(struct worker *w, struct uring_state *u, int idx, struct io_uring_cqe *cqe)
+{
+	if (cqe->res >= 0) {
+		struct conn *c = worker_accept(w, cqe->res);
+		if (c)
+			arm_recv(u, c);
+	} else if (cqe->res != -EAGAIN && cqe->res != -ECANCELED) {
+		zr_log(ZR_LOG_WARNING, "accept: %s", strerror(-cqe->res));
+	}
+	if (!(cqe->flags & IORING_CQE_F_MORE) && !worker_stopping(w))
+		arm_accept(u, w, idx);
+}
+
+static void handle_cqe(struct worker *w, struct uring_state *u, struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	enum uring_tag tag = (enum uring_tag)(ud & TAG_MASK);
+	u->handling =
+		(tag == TAG_RECV || tag == TAG_SEND) ? (struct conn *)(uintptr_t)(ud & ~TAG_MASK) : NULL;
+	switch (tag) {
+	case TAG_ACCEPT:
+		on_accept(w, u, (int)(ud >> TAG_BITS), cqe);
+		break;
+	case TAG_RECV:
+		on_recv(w, u, (struct conn *)(uintptr_t)(ud & ~TAG_MASK), cqe);
+		break;
+	case TAG_SEND:
+		on_send(w, u, (struct conn *)(uintptr_t)(ud & ~TAG_MASK), cqe->res);
+		break;
+	case TAG_EVENT:
+		worker_woken(w);
+		if (!worker_stopping(w))
+			arm_event(u, w);
+		break;
+	case TAG_CANCEL:
+		break;
+	}
+	u->handling = NULL;
+}
+
+static void uring_run(struct worker *w)
+{
+	int rc = uring_init_in_thread(w);
+	if (rc < 0) {
+		zr_log(ZR_LOG_WARNING, "worker %u: io_uring setup failed: %s", w->index, strerror(-rc));
+		abort(); /* main probed io_uring before choosing it: this is a bug or a resource limit */
+	}
+	struct uring_state *u = w->bstate;
+	while (!worker_stopping(w)) {
+		int64_t wait_us = worker_turn_end(w);
+		struct __kernel_timespec ts = { .tv_sec = wait_us / 1000000,
+						.tv_nsec = (wait_us % 1000000) * 1000 };
+		struct io_uring_cqe *cqe;
+		rc = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts, NULL);
+		if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
+			zr_log(ZR_LOG_WARNING, "worker %u: io_uring_submit_and_wait: %s", w->index,
+			       strerror(-rc));
+		w->now_ms = zr_time_ms();
+		unsigned head, n = 0;
+		io_uring_for_each_cqe(&u->ring, head, cqe) {
+			handle_cqe(w, u, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&u->ring, n);
+	}
+}
+
+static void uring_destroy(struct worker *w)
+{
+	struct uring_state *u = w->bstate;
+	if (!u)
+		return;
+	io_uring_queue_exit(&u->ring);
+	munmap(u->br, sizeof(struct io_uring_buf) * URING_NBUFS);
+	munmap(u->bufs, (size_t)URING_NBUFS * URING_BUFSZ);
+	zr_free(u);
+	w->bstate = NULL;
+}
+
+const struct net_backend net_backend_uring = {
+	.name = "io_uring",
+	.init = uring_init,
+	.run = uring_run,
+	.close_conn = uring_close_conn,
+	.send = uring_send,
+	.destroy = uring_destroy,
+};

@@ -1,0 +1,397 @@
+/* worker — see worker.h. */
+#include "zarisd/net/worker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/registry.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/settings.h"
+#include "zarisd/commands/stats.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/net/conn.h"
+#include "zarisd/store/store.h"
+
+#define PROTECTED_MODE_ERROR                                                                                       \
+	"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for " \
+	"the default user. In this mode connections are only accepted from the loopback interface. If you want "   \
+	"to connect from external computers to Redis you may adopt one of the following solutions: 1) Just "       \
+	"disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface "   \
+	"by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not "         \
+	"publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "    \
+	"Alternatively you can just disable the protected mode by editing the Redis configuration file, and "      \
+	"setting the protected mode option to 'no', and then restarting the server. 3) If you started the server " \
+	"manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an "               \
+	"authentication password for the default user. NOTE: You only need to do one of the above things in "      \
+	"order for the server to start accepting connections from the outside.\r\n"
+
+/* Opens one SO_REUSEPORT listener on ADDR:PORT; returns the fd or -errno. */
+static int listen_one(const char *addr, int port, int backlog)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_PASSIVE };
+	struct addrinfo *res;
+	char portbuf[16];
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	int rc = getaddrinfo(addr, portbuf, &hints, &res);
+	if (rc != 0)
+		return -EADDRNOTAVAIL;
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* every worker has its own listener on the same port; the kernel
+	 * spreads new connections over them */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, backlog) < 0) {
+		rc = -errno;
+		close(fd);
+		goto out_free;
+	}
+	rc = fd;
+out_free:
+	freeaddrinfo(res);
+	return rc;
+}
+
+int worker_listen(struct worker *w)
+{
+	struct settings *cfg = w->srv->cfg;
+	char *addrs = zr_strdup(cfg->bind);
+	char *save = NULL;
+	int n = 0, cap = 4;
+	w->listen_fds = zr_malloc(sizeof(int) * (size_t)cap);
+	int rc = 0;
+	for (char *a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+		/* Redis: a leading '-' marks an address that may be unavailable */
+		bool optional = a[0] == '-';
+		if (optional)
+			a++;
+		if (!strcmp(a, "*"))
+			a = "0.0.0.0";
+		int fd = listen_one(a, cfg->port, cfg->tcp_backlog);
+		if (fd < 0) {
+			if (optional)
+				continue;
+			zr_log(ZR_LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
+			       cfg->port, strerror(-fd));
+			rc = fd;
+			break;
+		}
+		if (n == cap) {
+			cap *= 2;
+			w->listen_fds = zr_realloc(w->listen_fds, sizeof(int) * (size_t)cap);
+		}
+		w->listen_fds[n++] = fd;
+	}
+	zr_free(addrs);
+	w->nlisten = n;
+	if (rc == 0 && n == 0) {
+		zr_log(ZR_LOG_WARNING, "No listening address could be bound (bind '%s')", cfg->bind);
+		rc = -EADDRNOTAVAIL;
+	}
+	if (rc < 0) {
+		for (int i = 0; i < n; i++)
+			close(w->listen_fds[i]);
+		w->nlisten = 0;
+	}
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	zr_mem_thread_slot(w->index + 1);
+	char name[16];
+	snprintf(name, sizeof(name), "zaris-w%u", w->index);
+	pthread_setname_np(pthread_self(), name);
+	w->backend->run(w);
+	return NULL;
+}
+
+int worker_start(struct worker *w)
+{
+	w->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->event_fd < 0)
+		return -errno;
+	w->now_ms = zr_time_ms();
+	w->next_cron_us = zr_mono_us();
+	int rc = w->backend->init(w);
+	if (rc < 0)
+		return rc;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	rc = -pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+void worker_join(struct worker *w)
+{
+	pthread_join(w->thread, NULL);
+	while (w->conns) {
+		struct conn *c = w->conns;
+		worker_unlink(w, c);
+		conn_destroy(c);
+	}
+	w->backend->destroy(w);
+	worker_close_listeners(w);
+	close(w->event_fd);
+	w->event_fd = -1;
+}
+
+void worker_close_listeners(struct worker *w)
+{
+	for (int i = 0; i < w->nlisten; i++)
+		close(w->listen_fds[i]);
+	w->nlisten = 0;
+	ZR_FREE(w->listen_fds);
+}
+
+void worker_wake(struct worker *w)
+{
+	uint64_t one = 1;
+	ssize_t n = write(w->event_fd, &one, sizeof(one));
+	(void)n; /* EAGAIN means a wake-up is already pending: good enough */
+}
+
+bool worker_stopping(const struct worker *w)
+{
+	return atomic_load_explicit(&w->srv->shutdown, memory_order_acquire) != 0;
+}
+
+void worker_link(struct worker *w, struct conn *c)
+{
+	c->prev = NULL;
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+}
+
+void worker_unlink(struct worker *w, struct conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
+}
+
+static bool peer_is_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return false;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+	return ss.ss_family == AF_UNIX;
+}
+
+/* Writes a short error straight to a socket we are about to close; the
+ * socket buffer of a new connection always has room for it. */
+static void refuse(int fd, const char *msg)
+{
+	ssize_t n = write(fd, msg, strlen(msg));
+	(void)n;
+	close(fd);
+}
+
+struct conn *worker_accept(struct worker *w, int fd)
+{
+	struct settings *cfg = w->srv->cfg;
+	STAT_INC(w->stats, connections_received);
+	if (registry_count(w->srv->clients) >=
+	    (uint64_t)atomic_load_explicit(&cfg->maxclients, memory_order_relaxed)) {
+		STAT_INC(w->stats, rejected_connections);
+		refuse(fd, "-ERR max number of clients reached\r\n");
+		return NULL;
+	}
+	if (atomic_load_explicit(&cfg->protected_mode, memory_order_relaxed) &&
+	    !settings_requirepass_set(cfg) && !peer_is_loopback(fd)) {
+		refuse(fd, PROTECTED_MODE_ERROR);
+		return NULL;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	int ka = atomic_load_explicit(&cfg->tcp_keepalive, memory_order_relaxed);
+	if (ka > 0) {
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		int idle = ka, intvl = ka / 3 ? ka / 3 : 1, cnt = 3;
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	}
+	struct conn *c = conn_create(w, fd);
+	worker_link(w, c);
+	return c;
+}
+
+void worker_queue_send(struct worker *w, struct conn *c)
+{
+	if (c->send_queued)
+		return;
+	c->send_queued = true;
+	c->send_next = w->send_head;
+	w->send_head = c;
+}
+
+bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len)
+{
+	if (c->state != CONN_OPEN)
+		return true;
+	if (!conn_feed(c, data, len))
+		return false;
+	if (c->client.out.bytes || c->close_after_send)
+		worker_queue_send(w, c);
+	return true;
+}
+
+void worker_track_paused(struct worker *w, struct conn *c)
+{
+	(void)c;
+	w->npaused++;
+}
+
+static void close_conn(struct worker *w, struct conn *c)
+{
+	if (c->state == CONN_OPEN)
+		w->backend->close_conn(w, c);
+}
+
+/* Kill requests, pause ends, idle timeouts; also publishes shared fields. */
+static void scan_conns(struct worker *w, bool timer)
+{
+	struct settings *cfg = w->srv->cfg;
+	int timeout = atomic_load_explicit(&cfg->timeout, memory_order_relaxed);
+	int mode = atomic_load_explicit(&w->srv->pause_mode, memory_order_acquire);
+	bool pause_over = mode == PAUSE_NONE ||
+			  w->now_ms >= atomic_load_explicit(&w->srv->pause_end_ms, memory_order_relaxed);
+	unsigned still_paused = 0;
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state != CONN_OPEN)
+			continue;
+		if (atomic_load_explicit(&c->client.kill_requested, memory_order_acquire)) {
+			close_conn(w, c);
+			continue;
+		}
+		if (c->paused) {
+			if (pause_over || mode == PAUSE_WRITE) {
+				/* a WRITE pause may be holding a read: retry, it re-pauses if needed */
+				if (!conn_resume(c)) {
+					close_conn(w, c);
+					continue;
+				}
+				if (c->client.out.bytes || c->close_after_send)
+					worker_queue_send(w, c);
+			}
+			if (c->paused)
+				still_paused++;
+			continue;
+		}
+		if (timer) {
+			int64_t last =
+				atomic_load_explicit(&c->client.last_interaction_ms, memory_order_relaxed);
+			if (timeout > 0 && w->now_ms - last > (int64_t)timeout * 1000 &&
+			    c->client.out.bytes == 0) {
+				zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu",
+				       (unsigned long long)c->client.id);
+				close_conn(w, c);
+				continue;
+			}
+			conn_publish(c);
+		}
+	}
+	w->npaused = still_paused;
+}
+
+void worker_woken(struct worker *w)
+{
+	uint64_t v;
+	ssize_t n = read(w->event_fd, &v, sizeof(v));
+	(void)n;
+	w->now_ms = zr_time_ms();
+	scan_conns(w, false);
+}
+
+/* Set by the INFO module when it keeps per-second samples. */
+void server_cron_sample(struct server *srv) __attribute__((weak));
+
+static void worker_cron(struct worker *w)
+{
+	struct server *srv = w->srv;
+	int hz = atomic_load_explicit(&srv->cfg->hz, memory_order_relaxed);
+	int64_t period_us = 1000000 / (hz > 0 ? hz : 10);
+	int64_t t0 = zr_mono_us();
+	if (w->index == 0) {
+		store_tick(srv->store, w->now_ms);
+		if (server_cron_sample)
+			server_cron_sample(srv);
+	}
+	int effort = atomic_load_explicit(&srv->cfg->active_expire_effort, memory_order_relaxed);
+	/* Redis spends up to 25% of each period on active expiry (effort 1) */
+	store_active_expire(srv->store, w->index, srv->nworkers, w->now_ms,
+			    period_us / 4 + period_us * (effort - 1) / 40);
+	STAT_ADD(w->stats, expire_cycle_us, zr_mono_us() - t0);
+	scan_conns(w, true);
+	w->next_cron_us = t0 + period_us;
+}
+
+int64_t worker_turn_end(struct worker *w)
+{
+	STAT_INC(w->stats, loop_iterations);
+	while (w->send_head) {
+		struct conn *c = w->send_head;
+		w->send_head = c->send_next;
+		c->send_queued = false;
+		c->send_next = NULL;
+		if (c->state != CONN_OPEN)
+			continue;
+		if (!conn_check_output_limits(c, w->now_ms)) {
+			close_conn(w, c);
+			continue;
+		}
+		if (c->client.out.bytes)
+			w->backend->send(w, c);
+		else if (c->close_after_send)
+			close_conn(w, c);
+	}
+	int64_t now = zr_mono_us();
+	if (now >= w->next_cron_us) {
+		w->now_ms = zr_time_ms();
+		worker_cron(w);
+		now = zr_mono_us();
+	}
+	return w->next_cron_us > now ? w->next_cron_us - now : 0;
+}

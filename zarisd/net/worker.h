@@ -1,0 +1,95 @@
+/* worker — one event-loop thread: its listeners, its connections, its
+ * counters, its timer work (idle timeouts, active expiry share, kill and
+ * pause requests). The loop itself is an I/O backend (io_uring or epoll)
+ * behind struct net_backend; everything a backend needs to do with a
+ * connection's bytes is here, so both backends behave the same.
+ *
+ * Only the worker's own thread touches a worker, except worker_wake()
+ * (any thread) and the fields the commands layer reads through the
+ * registry.
+ */
+#ifndef ZR_WORKER_H
+#define ZR_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct server;
+struct worker_stats;
+struct conn;
+struct worker;
+
+struct net_backend {
+	const char *name; /* "io_uring" or "epoll" (INFO multiplexing_api) */
+	/* Sets up the loop and arms the listeners; 0 or -errno. */
+	int (*init)(struct worker *w);
+	/* Runs until the server shuts down. */
+	void (*run)(struct worker *w);
+	/* Starts closing C; it is freed once no operation holds it. */
+	void (*close_conn)(struct worker *w, struct conn *c);
+	/* Sends what C's output buffer holds (called once per loop turn). */
+	void (*send)(struct worker *w, struct conn *c);
+	/* Frees the loop; every conn has been destroyed. */
+	void (*destroy)(struct worker *w);
+};
+
+extern const struct net_backend net_backend_uring;
+extern const struct net_backend net_backend_epoll;
+
+struct worker {
+	unsigned index;
+	struct server *srv;
+	struct worker_stats *stats;
+	const struct net_backend *backend;
+	void *bstate; /* the backend's own state */
+	pthread_t thread;
+	int cpu;	 /* pinned CPU, -1 = none */
+	int *listen_fds; /* this worker's SO_REUSEPORT listeners */
+	int nlisten;
+	int event_fd;		/* wake-ups from other threads */
+	struct conn *conns;	/* every open conn */
+	struct conn *send_head; /* conns with replies to send this turn */
+	unsigned npaused;	/* conns holding a request for CLIENT PAUSE */
+	int64_t now_ms;		/* wall clock, sampled once per loop turn */
+	int64_t next_cron_us;	/* monotonic deadline of the next timer run */
+	int64_t last_publish_ms;
+	size_t obuf_hard_cached;  /* hard output limit (SIZE_MAX = none), read once per feed */
+};
+
+/* Creates the listeners of worker W (bind addresses × port, SO_REUSEPORT).
+ * Returns 0 or -errno (logged). */
+int worker_listen(struct worker *w);
+/* Closes the listeners of a worker that never started. */
+void worker_close_listeners(struct worker *w);
+/* Starts / joins the worker's thread; join also frees the worker's conns,
+ * loop, listeners and event fd. */
+int worker_start(struct worker *w);
+void worker_join(struct worker *w);
+/* Wakes W's loop; any thread. */
+void worker_wake(struct worker *w);
+
+/* --- for the backends -------------------------------------------------- */
+
+/* A new socket was accepted: returns its conn, or NULL when it was refused
+ * (maxclients, protected mode: the error was written and the fd closed). */
+struct conn *worker_accept(struct worker *w, int fd);
+/* Bytes arrived on C; false when C must be closed now. */
+bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len);
+/* Queues C for sending at the end of this loop turn. */
+void worker_queue_send(struct worker *w, struct conn *c);
+/* End of a loop turn: sends every queued reply; runs the timer when due.
+ * Returns the microseconds until the next timer run. */
+int64_t worker_turn_end(struct worker *w);
+/* The event fd was signalled: looks at kill, pause and shutdown requests. */
+void worker_woken(struct worker *w);
+/* Notes a conn held by CLIENT PAUSE. */
+void worker_track_paused(struct worker *w, struct conn *c);
+/* Links / unlinks a conn in w->conns. */
+void worker_link(struct worker *w, struct conn *c);
+void worker_unlink(struct worker *w, struct conn *c);
+/* Whether the server is stopping. */
+bool worker_stopping(const struct worker *w);
+
+#endif

@@ -1,0 +1,251 @@
+/* entry_layout — the private byte layout of a keyspace entry (store/ only).
+ *
+ * One allocation per entry:
+ *
+ *   off  0  struct entry *next     bucket chain of the owning table
+ *   off  8  uint64_t version       replication clock of the last write
+ *   off 16  uint32_t meta          lru:24 | type:3 | ttl:1 | kcls:2 | vcls:2
+ *   off 20  [uint32_t vidx]        only with ttl: index in the dict's volatile array
+ *   off 24  [int64_t expire_ms]    only with ttl: absolute unix ms
+ *   then    klen                   1/2/4/8 bytes (kcls)
+ *   then    vlen                   1/2/4/8 bytes (vcls), strings only
+ *   then    key bytes, then value bytes (string) or a void * (other types)
+ *
+ * So a string without TTL costs 22 bytes of header for keys < 256 bytes and
+ * values < 256 bytes (a 10-byte key with a 100-byte value is 132 bytes: the
+ * 160-byte jemalloc class), and a TTL costs 12 bytes only when present.
+ * Nothing after `meta` is naturally aligned (apart from the TTL area), so
+ * multi-byte fields are read with memcpy, which the compiler turns into a
+ * plain load on x86-64 and arm64.
+ *
+ * lru holds either the LRU clock (seconds, 24 bits) or, under an LFU
+ * policy, Redis's (minutes:16 << 8 | counter:8).
+ */
+#ifndef ZR_STORE_ENTRY_LAYOUT_H
+#define ZR_STORE_ENTRY_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "zarisd/store/store.h"
+
+struct entry {
+	struct entry *next; /* next entry of the same bucket */
+	uint64_t version;   /* stamped by every write */
+	uint32_t meta;      /* see ENTRY_META_* */
+	unsigned char body[];
+};
+
+#define ENTRY_FIXED 20u /* offsetof(struct entry, body); sizeof() is padded to 24 */
+#define ENTRY_TTL_AREA 12u
+
+#define ENTRY_LRU_MASK 0x00ffffffu
+#define ENTRY_TYPE_SHIFT 24
+#define ENTRY_TYPE_MASK (7u << ENTRY_TYPE_SHIFT)
+#define ENTRY_TTL_BIT (1u << 27)
+#define ENTRY_KCLS_SHIFT 28
+#define ENTRY_VCLS_SHIFT 30
+
+_Static_assert(offsetof(struct entry, body) == ENTRY_FIXED, "entry header layout");
+_Static_assert(STORE_TYPE_COUNT <= 8, "type must fit 3 bits");
+
+/* Size class of a length: 0 → 1 byte, 1 → 2, 2 → 4, 3 → 8. */
+static inline unsigned entry_len_cls(uint64_t n)
+{
+	return n < 0x100 ? 0 : n < 0x10000 ? 1 : n < 0x100000000ull ? 2 : 3;
+}
+
+static inline uint64_t entry_get_len(const unsigned char *p, unsigned cls)
+{
+	switch (cls) {
+	case 0:
+		return p[0];
+	case 1: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 2: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	}
+}
+
+static inline void entry_put_len(unsigned char *p, unsigned cls, uint64_t n)
+{
+	switch (cls) {
+	case 0:
+		p[0] = (unsigned char)n;
+		break;
+	case 1: {
+		uint16_t v = (uint16_t)n;
+		memcpy(p, &v, 2);
+		break;
+	}
+	case 2: {
+		uint32_t v = (uint32_t)n;
+		memcpy(p, &v, 4);
+		break;
+	}
+	default:
+		memcpy(p, &n, 8);
+		break;
+	}
+}
+
+static inline bool entry_has_ttl(const struct entry *e)
+{
+	return e->meta & ENTRY_TTL_BIT;
+}
+
+static inline unsigned entry_type_raw(const struct entry *e)
+{
+	return (e->meta & ENTRY_TYPE_MASK) >> ENTRY_TYPE_SHIFT;
+}
+
+static inline uint32_t entry_lru_raw(const struct entry *e)
+{
+	return e->meta & ENTRY_LRU_MASK;
+}
+
+static inline void entry_set_lru_raw(struct entry *e, uint32_t lru)
+{
+	e->meta = (e->meta & ~ENTRY_LRU_MASK) | (lru & ENTRY_LRU_MASK);
+}
+
+static inline uint32_t entry_vidx(const struct entry *e)
+{
+	uint32_t v;
+	memcpy(&v, e->body, 4);
+	return v;
+}
+
+static inline void entry_set_vidx(struct entry *e, uint32_t v)
+{
+	memcpy(e->body, &v, 4);
+}
+
+static inline int64_t entry_ttl_raw(const struct entry *e)
+{
+	int64_t v;
+	memcpy(&v, e->body + 4, 8);
+	return v;
+}
+
+static inline void entry_set_ttl_raw(struct entry *e, int64_t ms)
+{
+	memcpy(e->body + 4, &ms, 8);
+}
+
+/* Offset of the length fields (after the optional TTL area). */
+static inline size_t entry_lens_off(uint32_t meta)
+{
+	return ENTRY_FIXED + ((meta & ENTRY_TTL_BIT) ? ENTRY_TTL_AREA : 0);
+}
+
+/* Where a layout puts key and value, and its total size. */
+struct entry_shape {
+	uint32_t meta;  /* type, ttl, kcls, vcls bits (lru zero) */
+	size_t koff;    /* key offset */
+	size_t voff;    /* value (or object pointer) offset */
+	size_t size;    /* bytes of the whole entry */
+};
+
+static inline struct entry_shape entry_shape_of(unsigned type, bool ttl, size_t klen, size_t vlen)
+{
+	struct entry_shape sh;
+	unsigned kc = entry_len_cls(klen);
+	unsigned vc = type == STORE_TYPE_STRING ? entry_len_cls(vlen) : 0;
+	sh.meta = (type << ENTRY_TYPE_SHIFT) | (ttl ? ENTRY_TTL_BIT : 0) | (kc << ENTRY_KCLS_SHIFT) |
+		  (vc << ENTRY_VCLS_SHIFT);
+	size_t off = ENTRY_FIXED + (ttl ? ENTRY_TTL_AREA : 0) + (1u << kc);
+	if (type == STORE_TYPE_STRING)
+		off += 1u << vc;
+	sh.koff = off;
+	sh.voff = off + klen;
+	sh.size = sh.voff + (type == STORE_TYPE_STRING ? vlen : sizeof(void *));
+	return sh;
+}
+
+static inline size_t entry_klen_raw(const struct entry *e)
+{
+	return (size_t)entry_get_len((const unsigned char *)e + entry_lens_off(e->meta),
+				     (e->meta >> ENTRY_KCLS_SHIFT) & 3);
+}
+
+/* Offset of the key bytes. */
+static inline size_t entry_koff(const struct entry *e)
+{
+	size_t off = entry_lens_off(e->meta) + (1u << ((e->meta >> ENTRY_KCLS_SHIFT) & 3));
+	if (entry_type_raw(e) == STORE_TYPE_STRING)
+		off += 1u << ((e->meta >> ENTRY_VCLS_SHIFT) & 3);
+	return off;
+}
+
+static inline const char *entry_key_raw(const struct entry *e, size_t *klen)
+{
+	*klen = entry_klen_raw(e);
+	return (const char *)e + entry_koff(e);
+}
+
+static inline size_t entry_vlen_raw(const struct entry *e)
+{
+	const unsigned char *p = (const unsigned char *)e + entry_lens_off(e->meta);
+	return (size_t)entry_get_len(p + (1u << ((e->meta >> ENTRY_KCLS_SHIFT) & 3)), (e->meta >> ENTRY_VCLS_SHIFT) & 3);
+}
+
+/* Value bytes (string) or the object pointer's slot (others). */
+static inline char *entry_val_raw(const struct entry *e)
+{
+	return (char *)e + entry_koff(e) + entry_klen_raw(e);
+}
+
+static inline void *entry_obj_raw(const struct entry *e)
+{
+	void *p;
+	memcpy(&p, entry_val_raw(e), sizeof(p));
+	return p;
+}
+
+/* Whether E holds exactly KEY. */
+static inline bool entry_key_eq(const struct entry *e, const char *key, size_t klen)
+{
+	size_t n;
+	const char *k = entry_key_raw(e, &n);
+	return n == klen && memcmp(k, key, klen) == 0;
+}
+
+/* Writes meta and the length fields of shape SH (leaves next, version,
+ * the TTL area, key and value alone). */
+static inline void entry_write_header(struct entry *e, const struct entry_shape *sh, uint32_t lru, size_t klen,
+				      size_t vlen)
+{
+	e->meta = sh->meta | (lru & ENTRY_LRU_MASK);
+	unsigned char *p = (unsigned char *)e + entry_lens_off(sh->meta);
+	unsigned kc = (sh->meta >> ENTRY_KCLS_SHIFT) & 3;
+	entry_put_len(p, kc, klen);
+	if (((sh->meta & ENTRY_TYPE_MASK) >> ENTRY_TYPE_SHIFT) == STORE_TYPE_STRING)
+		entry_put_len(p + (1u << kc), (sh->meta >> ENTRY_VCLS_SHIFT) & 3, vlen);
+}
+
+/* Initializes a fresh block of SH.size bytes: header, lengths and key; the
+ * caller fills the value (and vidx/ttl when SH has a TTL). */
+static inline void entry_init(struct entry *e, const struct entry_shape *sh, uint32_t lru, size_t klen,
+			      size_t vlen, const char *key)
+{
+	e->next = NULL;
+	e->version = 0;
+	entry_write_header(e, sh, lru, klen, vlen);
+	memcpy((char *)e + sh->koff, key, klen);
+}
+
+#endif

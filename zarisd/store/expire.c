@@ -1,0 +1,94 @@
+/* expire — active expiry: the cycle that deletes expired keys nobody reads.
+ *
+ * Redis's adaptive sampling, per (db, shard): draw 20 random entries from
+ * the dict's volatile array, delete the expired ones, and draw again while
+ * more than a quarter of a draw was expired; a small array is simply walked
+ * whole. Worker W of N owns the shards i with i % N == W, walks them from
+ * where its previous call stopped (a per-worker cursor), and stops when its
+ * time budget is spent. The shards it locks also get a few rehash steps, so
+ * a table that only sees reads still finishes growing or shrinking.
+ */
+#include "zarisd/core/util.h"
+#include "zarisd/store/store.h"
+#include "zarisd/store/store_int.h"
+
+#define EXPIRE_SAMPLE 20
+#define EXPIRE_STALE_PERCENT 25
+#define EXPIRE_REHASH_STEPS 16
+#define EXPIRE_TIME_CHECK 16 /* shards between two clock reads */
+
+/* Expires what it can in D (lock held); returns keys deleted. */
+static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, int64_t now_ms, int64_t deadline_us)
+{
+	unsigned deleted = 0;
+	if (d->nvol <= EXPIRE_SAMPLE) {
+		/* Walk backwards: deleting swaps the last entry into slot i. */
+		for (uint32_t i = d->nvol; i-- > 0;) {
+			struct entry *e = d->vol[i];
+			if (entry_ttl_raw(e) < now_ms) {
+				size_t klen;
+				const char *k = entry_key_raw(e, &klen);
+				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				deleted++;
+			}
+		}
+		return deleted;
+	}
+	for (int loops = 0;; loops++) {
+		unsigned expired = 0, sampled = 0;
+		for (int i = 0; i < EXPIRE_SAMPLE && d->nvol; i++) {
+			struct entry *e = d->vol[dict_rand(&sh->rnd) % d->nvol];
+			sampled++;
+			if (entry_ttl_raw(e) < now_ms) {
+				size_t klen;
+				const char *k = entry_key_raw(e, &klen);
+				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				expired++;
+			}
+		}
+		deleted += expired;
+		if (!sampled || expired * 100 <= sampled * EXPIRE_STALE_PERCENT)
+			break;
+		if ((loops & 15) == 15 && zr_mono_us() >= deadline_us)
+			break;
+	}
+	return deleted;
+}
+
+void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms, int64_t budget_us)
+{
+	if (nworkers == 0)
+		nworkers = 1;
+	worker %= nworkers;
+	if (worker >= s->nshards)
+		return;
+	/* Shards of this worker: worker, worker + N, worker + 2N, ... */
+	unsigned share = (s->nshards - worker + nworkers - 1) / nworkers;
+	struct expire_cursor *cur = &s->expire[worker % STORE_EXPIRE_SLOTS];
+	unsigned pos = atomic_load_explicit(&cur->next, memory_order_relaxed) % share;
+	int64_t deadline = zr_mono_us() + budget_us;
+	for (unsigned k = 0; k < share; k++, pos = (pos + 1) % share) {
+		if (k && k % EXPIRE_TIME_CHECK == 0 && zr_mono_us() >= deadline)
+			break;
+		unsigned idx = worker + pos * nworkers;
+		struct shard *sh = store_shard(s, idx);
+		bool any = false;
+		for (unsigned db = 0; db < s->ndb && !any; db++)
+			any = dict_vkeys(&sh->db[db]) > 0;
+		if (!any)
+			continue;
+		pthread_mutex_lock(&sh->lock);
+		uint64_t n = 0;
+		for (unsigned db = 0; db < s->ndb; db++) {
+			struct dict *d = &sh->db[db];
+			if (d->nvol)
+				n += expire_dict(s, sh, d, now_ms, deadline);
+			if (dict_is_rehashing(d))
+				dict_rehash_step(d, EXPIRE_REHASH_STEPS);
+		}
+		if (n)
+			shard_count(&sh->expired, n);
+		pthread_mutex_unlock(&sh->lock);
+	}
+	atomic_store_explicit(&cur->next, pos, memory_order_relaxed);
+}

@@ -1,0 +1,201 @@
+/* store — lifetime, shard locks, settings and counters of the keyspace.
+ * See store.h for the model and store_int.h for the memory layout. */
+#include "zarisd/store/store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/store/store_int.h"
+
+#define STORE_MAX_SHARD_BITS 16
+#define STORE_MAX_DATABASES 65536
+
+struct store *store_create(unsigned databases, unsigned shard_bits)
+{
+	if (databases == 0 || databases > STORE_MAX_DATABASES || shard_bits > STORE_MAX_SHARD_BITS)
+		return NULL;
+	struct store *s = zr_calloc(1, sizeof(*s));
+	s->ndb = databases;
+	s->nshards = 1u << shard_bits;
+	s->bits = shard_bits;
+	size_t raw = sizeof(struct shard) + (size_t)databases * sizeof(struct dict);
+	s->stride = (raw + STORE_CACHELINE - 1) & ~(size_t)(STORE_CACHELINE - 1);
+	s->shards_alloc = zr_calloc(1, s->stride * s->nshards + STORE_CACHELINE);
+	uintptr_t base = ((uintptr_t)s->shards_alloc + STORE_CACHELINE - 1) & ~(uintptr_t)(STORE_CACHELINE - 1);
+	s->shards = (unsigned char *)base;
+	s->live = zr_calloc(databases, sizeof(*s->live));
+	uint64_t seed = (uint64_t)zr_mono_us() ^ (uint64_t)(uintptr_t)s;
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_init(&sh->lock, NULL);
+		sh->rnd = (seed + i) * 0x9E3779B97F4A7C15ULL | 1;
+		for (unsigned db = 0; db < databases; db++)
+			dict_init(&sh->db[db], &s->live[db]);
+	}
+	atomic_init(&s->policy, STORE_EVICT_NOEVICTION);
+	atomic_init(&s->samples, 5);
+	atomic_init(&s->lfu_log_factor, 10);
+	atomic_init(&s->lfu_decay_time, 1);
+	atomic_init(&s->clock_ms, zr_time_ms());
+	return s;
+}
+
+void store_destroy(struct store *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		for (unsigned db = 0; db < s->ndb; db++)
+			store_flush_dict_locked(s, &sh->db[db]);
+		pthread_mutex_destroy(&sh->lock);
+	}
+	zr_free(s->shards_alloc);
+	zr_free(s->live);
+	zr_free(s);
+}
+
+void store_register_type(struct store *s, enum store_type t, const struct store_type_ops *ops)
+{
+	assert(t > STORE_TYPE_STRING && t < STORE_TYPE_COUNT);
+	s->ops[t] = ops;
+}
+
+unsigned store_databases(const struct store *s)
+{
+	return s->ndb;
+}
+
+unsigned store_shard_count(const struct store *s)
+{
+	return s->nshards;
+}
+
+uint64_t store_hash(const char *key, size_t klen)
+{
+	return zr_hash(key, klen);
+}
+
+unsigned store_shard_of_hash(const struct store *s, uint64_t hash)
+{
+	return store_shard_index(s, hash);
+}
+
+unsigned store_shard_of(const struct store *s, const char *key, size_t klen)
+{
+	return store_shard_index(s, zr_hash(key, klen));
+}
+
+/* --- locking ---------------------------------------------------------------- */
+
+void store_lock(struct store *s, unsigned shard)
+{
+	pthread_mutex_lock(&store_shard(s, shard)->lock);
+}
+
+void store_unlock(struct store *s, unsigned shard)
+{
+	pthread_mutex_unlock(&store_shard(s, shard)->lock);
+}
+
+int store_shards_normalize(unsigned *shards, int n)
+{
+	/* Insertion sort: n is the number of keys of one command, small. */
+	for (int i = 1; i < n; i++) {
+		unsigned v = shards[i];
+		int j = i - 1;
+		while (j >= 0 && shards[j] > v) {
+			shards[j + 1] = shards[j];
+			j--;
+		}
+		shards[j + 1] = v;
+	}
+	int out = 0;
+	for (int i = 0; i < n; i++) {
+		if (out == 0 || shards[out - 1] != shards[i])
+			shards[out++] = shards[i];
+	}
+	return out;
+}
+
+void store_lock_set(struct store *s, const unsigned *shards, int n)
+{
+	for (int i = 0; i < n; i++) {
+		assert(i == 0 || shards[i - 1] < shards[i]);
+		store_lock(s, shards[i]);
+	}
+}
+
+void store_unlock_set(struct store *s, const unsigned *shards, int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+		store_unlock(s, shards[i]);
+}
+
+/* --- settings and counters --------------------------------------------------- */
+
+void store_tick(struct store *s, int64_t now_ms)
+{
+	atomic_store_explicit(&s->clock_ms, now_ms, memory_order_relaxed);
+}
+
+void store_set_lfu_params(struct store *s, int log_factor, int decay_time)
+{
+	atomic_store_explicit(&s->lfu_log_factor, log_factor < 0 ? 0 : log_factor, memory_order_relaxed);
+	atomic_store_explicit(&s->lfu_decay_time, decay_time < 0 ? 0 : decay_time, memory_order_relaxed);
+}
+
+void store_set_evict_policy(struct store *s, enum store_evict_policy policy)
+{
+	atomic_store_explicit(&s->policy, (int)policy, memory_order_relaxed);
+}
+
+void store_set_maxmemory_samples(struct store *s, int samples)
+{
+	if (samples < 1)
+		samples = 1;
+	if (samples > 64)
+		samples = 64;
+	atomic_store_explicit(&s->samples, samples, memory_order_relaxed);
+}
+
+void store_stats(const struct store *s, struct store_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		out->expired_keys += atomic_load_explicit(&sh->expired, memory_order_relaxed);
+		out->evicted_keys += atomic_load_explicit(&sh->evicted, memory_order_relaxed);
+		out->keyspace_hits += atomic_load_explicit(&sh->hits, memory_order_relaxed);
+		out->keyspace_misses += atomic_load_explicit(&sh->misses, memory_order_relaxed);
+	}
+}
+
+void store_reset_stats(struct store *s)
+{
+	/* Takes each lock so that a concurrent load+store increment cannot
+	 * resurrect the old value right after the reset. */
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_lock(&sh->lock);
+		atomic_store_explicit(&sh->expired, 0, memory_order_relaxed);
+		atomic_store_explicit(&sh->evicted, 0, memory_order_relaxed);
+		atomic_store_explicit(&sh->hits, 0, memory_order_relaxed);
+		atomic_store_explicit(&sh->misses, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&sh->lock);
+	}
+}
+
+uint64_t store_rand(void)
+{
+	static _Thread_local uint64_t state;
+	if (!state)
+		state = ((uint64_t)zr_mono_us() * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)(uintptr_t)&state;
+	if (!state)
+		state = 1;
+	return dict_rand(&state);
+}

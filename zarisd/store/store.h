@@ -1,0 +1,243 @@
+/* store — the keyspace: databases × shards of entries, with expiry and
+ * eviction. Knows no clients and no RESP.
+ *
+ * Layout: S shards (a power of two); shard i of every database is guarded by
+ * one lock, store lock i. A key's shard index comes from its hash alone, so a
+ * key keeps its shard index in every database (MOVE, COPY DB, SWAPDB need no
+ * extra locks). Each (db, shard) holds a chained hash table with incremental
+ * rehash, a dense array of its volatile entries (for active expiry and the
+ * volatile-* eviction policies), a key count and a memory counter.
+ *
+ * Lock order: shard locks are taken in ascending shard index; nothing else
+ * is ever taken while holding one except the allocator. Functions named
+ * *_locked need the caller to hold the lock of every shard they touch; the
+ * others take and release the locks themselves, one shard at a time.
+ *
+ * Entries: one allocation holds the header, the key and (for strings) the
+ * value; an absolute TTL is stored only when set. Every write stamps the
+ * entry with a new 64-bit version from its shard's clock (a replication
+ * clock: monotonic per key, roughly wall-clock ordered across shards).
+ * Entry pointers are valid only while the shard lock is held.
+ */
+#ifndef ZR_STORE_H
+#define ZR_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct entry;
+
+enum store_type {
+	STORE_TYPE_STRING = 0,
+	STORE_TYPE_LIST,
+	STORE_TYPE_SET,
+	STORE_TYPE_ZSET,
+	STORE_TYPE_HASH,
+	STORE_TYPE_COUNT,
+};
+
+/* Redis's maxmemory-policy values. */
+enum store_evict_policy {
+	STORE_EVICT_NOEVICTION,
+	STORE_EVICT_ALLKEYS_LRU,
+	STORE_EVICT_ALLKEYS_LFU,
+	STORE_EVICT_ALLKEYS_RANDOM,
+	STORE_EVICT_VOLATILE_LRU,
+	STORE_EVICT_VOLATILE_LFU,
+	STORE_EVICT_VOLATILE_RANDOM,
+	STORE_EVICT_VOLATILE_TTL,
+};
+
+/* How a non-string value is freed, copied and measured; registered once per
+ * type by the module that implements it (issue: data types). */
+struct store_type_ops {
+	void (*free)(void *obj);
+	void *(*dup)(const void *obj);          /* deep copy, for COPY */
+	size_t (*memory)(const void *obj);      /* bytes held, for MEMORY USAGE */
+	const char *(*encoding)(const void *obj); /* OBJECT ENCODING */
+};
+
+/* Counters, read with relaxed loads; for INFO. */
+struct store_stats {
+	uint64_t expired_keys;
+	uint64_t evicted_keys;
+	uint64_t keyspace_hits;
+	uint64_t keyspace_misses;
+};
+
+/* --- lifetime -------------------------------------------------------------- */
+
+/* Creates an empty keyspace of DATABASES databases and 2^SHARD_BITS shards.
+ * Returns NULL on bad arguments. The caller owns the result. */
+struct store *store_create(unsigned databases, unsigned shard_bits);
+/* Frees every entry and the store. No lock may be held, no thread may use it. */
+void store_destroy(struct store *s);
+/* Registers the ops of a non-string type. Before any thread starts. */
+void store_register_type(struct store *s, enum store_type t, const struct store_type_ops *ops);
+
+unsigned store_databases(const struct store *s);
+unsigned store_shard_count(const struct store *s);
+/* The shard index of KEY (same in every database). */
+unsigned store_shard_of(const struct store *s, const char *key, size_t klen);
+/* The key hash every store function uses. A caller that keeps it (the
+ * dispatcher computes it once per key to pick the shard) passes it to the
+ * *_h variants below, so a command hashes each key once. */
+uint64_t store_hash(const char *key, size_t klen);
+unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
+
+/* --- locking --------------------------------------------------------------- */
+
+void store_lock(struct store *s, unsigned shard);
+void store_unlock(struct store *s, unsigned shard);
+/* Sorts SHARDS ascending and removes duplicates; returns the new count. */
+int store_shards_normalize(unsigned *shards, int n);
+/* Locks / unlocks a normalized shard set (ascending order). */
+void store_lock_set(struct store *s, const unsigned *shards, int n);
+void store_unlock_set(struct store *s, const unsigned *shards, int n);
+
+/* --- entries (pointers valid only under the entry's shard lock) ------------- */
+
+enum store_type entry_type(const struct entry *e);
+const char *entry_key(const struct entry *e, size_t *klen);
+/* The value bytes of a string entry. */
+const char *entry_str(const struct entry *e, size_t *vlen);
+/* The structure of a non-string entry. */
+void *entry_obj(const struct entry *e);
+/* Absolute expiry in unix ms, or -1 when the entry has none. */
+int64_t entry_expire(const struct entry *e);
+uint64_t entry_version(const struct entry *e);
+/* Seconds since last access (OBJECT IDLETIME). */
+uint64_t entry_idle_seconds(const struct store *s, const struct entry *e);
+/* LFU counter after decay (OBJECT FREQ). */
+unsigned entry_lfu(const struct store *s, const struct entry *e);
+/* OBJECT ENCODING name: "int", "embstr", "raw" for strings, else the type's. */
+const char *entry_encoding(const struct store *s, const struct entry *e);
+/* Bytes the entry holds, like MEMORY USAGE (header, key, value, TTL). */
+size_t entry_memory(const struct store *s, const struct entry *e);
+/* Whether E is a string holding a canonical integer in 0..9999: the values
+ * Redis takes from its shared integers (when maxmemory is 0 or the policy
+ * is not LRU/LFU), for which OBJECT REFCOUNT says INT_MAX. */
+bool entry_is_small_int(const struct entry *e);
+
+/* --- single-key operations: caller holds the key's shard lock --------------- */
+
+#define STORE_LOOKUP_NOTOUCH 0x1 /* do not update LRU/LFU (TYPE, TTL, OBJECT, SCAN) */
+#define STORE_LOOKUP_NOSTATS 0x2 /* do not count a keyspace hit or miss */
+
+/* Finds KEY in DB; an entry whose TTL is past NOW_MS is deleted (counted as
+ * expired) and NULL returned. */
+struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen,
+				int64_t now_ms, int flags);
+/* Same with KEY's store_hash() already computed. */
+struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
+				  int64_t now_ms, int flags);
+
+#define STORE_SET_KEEPTTL 0x1 /* keep an existing entry's TTL (ignores EXPIRE_MS) */
+
+/* Creates or replaces KEY with a string value. EXPIRE_MS is absolute unix ms
+ * or -1. Returns 0 and, if OUT, the new entry; -ENOMEM when the allocation
+ * failed (nothing changed). Replacing frees the old value whatever its type. */
+int store_set_string_locked(struct store *s, unsigned db, const char *key, size_t klen, const char *val,
+			    size_t vlen, int64_t expire_ms, int flags, struct entry **out);
+/* Same with KEY's store_hash() already computed. Overwriting a string whose
+ * block fits the new value rewrites it in place (no allocation); *OUT may
+ * then be the old pointer. Note: KEEPTTL keeps whatever TTL the entry has,
+ * so look the key up first (store_find_locked deletes it if expired). */
+int store_set_string_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
+			      const char *val, size_t vlen, int64_t expire_ms, int flags, struct entry **out);
+/* Same for a non-string TYPE; on success the store owns OBJ. */
+int store_set_object_locked(struct store *s, unsigned db, const char *key, size_t klen,
+			    enum store_type type, void *obj, int64_t expire_ms, int flags, struct entry **out);
+/* Resizes a string entry's value to NEWLEN bytes, keeping the first
+ * min(old, NEWLEN) bytes (new bytes are zero). *E is updated (the entry may
+ * move). Returns the writable value, or NULL on allocation failure (the
+ * entry is then unchanged). Stamps a new version. */
+char *store_string_resize_locked(struct store *s, unsigned db, struct entry **e, size_t newlen);
+/* Records an in-place modification of E's value (new version). The store
+ * accounts entry blocks and tables only; a non-string object's own memory
+ * is in zr_mem_used() and read through the type's ops for MEMORY USAGE. */
+void store_modified_locked(struct store *s, unsigned db, struct entry *e);
+/* Deletes KEY; true if it existed (and had not expired). */
+bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms);
+bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
+			   int64_t now_ms);
+/* Deletes a found entry. */
+void store_delete_entry_locked(struct store *s, unsigned db, struct entry *e);
+/* Sets E's absolute expiry (unix ms), or removes it with -1. *E may move. */
+int store_set_expire_locked(struct store *s, unsigned db, struct entry **e, int64_t at_ms);
+/* Moves entry E of SRC_DB under key NEWKEY in DST_DB, replacing what was
+ * there (RENAME, MOVE). Both keys' shard locks held. Keeps value and TTL,
+ * stamps a new version. Returns 0 or -ENOMEM (nothing changed). */
+int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db, const char *newkey,
+			size_t newklen);
+/* Copies E to NEWKEY in DST_DB (COPY), replacing what was there; deep copy
+ * of the value through the type's dup; keeps the TTL. Returns 0, -ENOMEM,
+ * or -EINVAL when NEWKEY in DST_DB is E itself. */
+int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, unsigned dst_db,
+		      const char *newkey, size_t newklen);
+
+/* --- whole-keyspace operations (lock shards themselves, one at a time) ------ */
+
+/* Keys stored in DB — like Redis's DBSIZE this includes keys whose TTL has
+ * passed but that no access or expiry cycle has deleted yet. Lock-free. */
+uint64_t store_dbsize(struct store *s, unsigned db);
+/* Keys with a TTL in DB. Lock-free. */
+uint64_t store_expires_count(struct store *s, unsigned db);
+/* Bytes of DB's entry blocks, tables and volatile arrays (non-string
+ * objects' own memory not included). Lock-free. */
+uint64_t store_db_bytes(struct store *s, unsigned db);
+
+/* Bytes of DB's bucket arrays and of its volatile arrays (MEMORY STATS's
+ * overhead.hashtable.main / .expires). Locks each non-empty shard briefly. */
+void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint64_t *expires_bytes);
+
+/* Called for each live entry; the shard lock is held during the call. */
+typedef void (*store_visit_fn)(const struct entry *e, void *ctx);
+/* One SCAN step over DB from CURSOR: visits the entries of at least one
+ * bucket and returns the next cursor (0 = done). Every key present for the
+ * whole scan is visited at least once, across resizes (Redis's reverse-binary
+ * cursor per shard, shard index in the low bits). */
+uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
+/* Visits every live entry of DB exactly once, one shard (lock) at a time
+ * (KEYS). FN must not call the store. */
+void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
+/* Deletes every key of DB (or of every database with store_flushall). */
+void store_flushdb(struct store *s, unsigned db);
+void store_flushall(struct store *s);
+/* Exchanges two databases' contents (takes every shard lock, in order). */
+void store_swapdb(struct store *s, unsigned a, unsigned b);
+/* Calls FN on one random live key of DB; false when the db is empty. */
+bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
+
+/* --- expiry, eviction, accounting ------------------------------------------ */
+
+/* Active expiry: worker WORKER of NWORKERS samples the volatile entries of its
+ * share of the shards and deletes expired ones, for at most BUDGET_US. */
+void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms, int64_t budget_us);
+/* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
+ * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
+ * or no candidate keys). Takes shard locks itself: call holding none. */
+int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy policy, int64_t now_ms);
+/* Parses/names maxmemory-policy values; -EINVAL for an unknown name. */
+int store_evict_policy_parse(const char *name);
+const char *store_evict_policy_name(enum store_evict_policy p);
+bool store_policy_is_lfu(enum store_evict_policy p);
+/* Advances the LRU/LFU clock (and the wall part of versions); called from a
+ * timer, any thread. */
+void store_tick(struct store *s, int64_t now_ms);
+/* Sets lfu-log-factor and lfu-decay-time. */
+void store_set_lfu_params(struct store *s, int log_factor, int decay_time);
+/* Mirrors maxmemory-policy: decides whether an access updates the LRU
+ * clock or the LFU counter (also updated by store_evict from its argument).
+ * Call at start-up and on CONFIG SET maxmemory-policy. */
+void store_set_evict_policy(struct store *s, enum store_evict_policy policy);
+/* Mirrors maxmemory-samples (clamped to 1..64). Default 5. */
+void store_set_maxmemory_samples(struct store *s, int samples);
+/* Drops the calling thread's eviction pool (tests; before a thread exits). */
+void store_evict_pool_clear(void);
+void store_stats(const struct store *s, struct store_stats *out);
+void store_reset_stats(struct store *s);
+
+#endif

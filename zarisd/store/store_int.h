@@ -1,0 +1,120 @@
+/* store_int — the store's private state, shared by the files of store/
+ * (store.c lifetime and locks, ops.c single-key operations, walk.c
+ * whole-keyspace operations, expire.c, evict.c, entry.c). Nothing outside
+ * store/ includes this.
+ *
+ * Memory: the shards are one block, each shard padded to whole cache lines
+ * and holding its lock, its version clock, its counters and the dicts of
+ * every database for its index — everything a command touches under one
+ * lock sits together, and two shards never share a line.
+ */
+#ifndef ZR_STORE_INT_H
+#define ZR_STORE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "zarisd/store/dict.h"
+#include "zarisd/store/entry_layout.h"
+#include "zarisd/store/store.h"
+
+#define STORE_CACHELINE 64
+#define STORE_EXPIRE_SLOTS 64 /* active-expiry cursors, one per worker (mod) */
+
+/* Lock order: shard locks in ascending index, nothing else taken while one
+ * is held (the allocator excepted). */
+struct shard {
+	pthread_mutex_t lock;
+	uint64_t last_version; /* last version handed out; under the lock */
+	uint64_t rnd;          /* random state for sampling; under the lock */
+	/* Counters: written under the lock with relaxed load+store (no RMW
+	 * needed, the lock makes the writer unique), read by store_stats
+	 * without it. Kept here, not global, so GETs on different shards
+	 * never share a line. */
+	_Atomic uint64_t hits;
+	_Atomic uint64_t misses;
+	_Atomic uint64_t expired;
+	_Atomic uint64_t evicted;
+	struct dict db[]; /* [databases] */
+};
+
+struct expire_cursor {
+	_Atomic unsigned next; /* next position in the worker's share of shards */
+	char pad[STORE_CACHELINE - sizeof(unsigned)];
+};
+
+struct store {
+	unsigned ndb;
+	unsigned nshards;
+	unsigned bits;               /* log2(nshards) */
+	size_t stride;               /* bytes per shard, a multiple of the line size */
+	unsigned char *shards;       /* aligned first shard */
+	void *shards_alloc;          /* what to free */
+	const struct store_type_ops *ops[STORE_TYPE_COUNT];
+	/* Settings mirrored from the server; relaxed, each read on its own. */
+	_Atomic int policy;          /* enum store_evict_policy, decides LRU vs LFU touches */
+	_Atomic int samples;         /* maxmemory-samples */
+	_Atomic int lfu_log_factor;
+	_Atomic int lfu_decay_time;
+	_Atomic int64_t clock_ms;    /* wall clock of the last store_tick */
+	struct dict_live *live;      /* [ndb] */
+	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
+};
+
+static inline struct shard *store_shard(const struct store *s, unsigned i)
+{
+	return (struct shard *)(s->shards + (size_t)i * s->stride);
+}
+
+static inline struct dict *store_dict(const struct store *s, unsigned db, unsigned shard)
+{
+	return &store_shard(s, shard)->db[db];
+}
+
+/* Top bits of the hash choose the shard, low bits the bucket. */
+static inline unsigned store_shard_index(const struct store *s, uint64_t h)
+{
+	return s->bits ? (unsigned)(h >> (64 - s->bits)) : 0;
+}
+
+static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* A new version for a write on shard SH (lock held): a hybrid clock —
+ * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
+ * is strictly monotonic per shard and roughly time-ordered across them. */
+static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
+{
+	uint64_t wall = (uint64_t)atomic_load_explicit(&s->clock_ms, memory_order_relaxed) << 16;
+	sh->last_version = wall > sh->last_version ? wall : sh->last_version + 1;
+	return sh->last_version;
+}
+
+/* Frees E's value and E, adjusting D's byte count. E is already unlinked. */
+void store_entry_free(struct store *s, struct dict *d, struct entry *e);
+/* Unlinks *LINK from D (table and vol) and frees it. */
+void store_unlink_free(struct store *s, struct dict *d, struct entry **link);
+/* Frees every entry of D and its tables (walk.c). Lock held (or no
+ * thread running, in store_destroy). */
+void store_flush_dict_locked(struct store *s, struct dict *d);
+
+/* walk.c: a shard whose dict of DB (or its volatile array) looks
+ * non-empty, or -1 when every one is empty. No lock needed. */
+int store_pick_shard(struct store *s, unsigned db, bool volatile_only);
+
+/* evict.c: LRU/LFU bookkeeping. */
+/* The lru field of a new entry under the current policy. */
+uint32_t store_lru_new(const struct store *s);
+/* An access to E (LRU: now; LFU: decay then log-increment). */
+void store_touch(const struct store *s, struct entry *e);
+/* The lru field for an overwritten entry (LFU keeps the old counter, as
+ * Redis's dbOverwrite does; LRU restarts). */
+uint32_t store_lru_overwrite(const struct store *s, const struct entry *old);
+
+/* A thread-local random number (no lock needed). */
+uint64_t store_rand(void);
+
+#endif

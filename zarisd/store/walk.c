@@ -1,0 +1,266 @@
+/* walk — whole-keyspace operations: counts, SCAN, KEYS-style visits,
+ * flush, SWAPDB, random key. Each takes shard locks itself, one shard at a
+ * time (SWAPDB: all of them, in ascending order); call holding none. */
+#include <assert.h>
+#include <string.h>
+
+#include "zarisd/core/mem.h"
+#include "zarisd/store/store.h"
+#include "zarisd/store/store_int.h"
+
+uint64_t store_dbsize(struct store *s, unsigned db)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < s->nshards; i++)
+		n += dict_keys(store_dict(s, db, i));
+	return n;
+}
+
+uint64_t store_expires_count(struct store *s, unsigned db)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < s->nshards; i++)
+		n += dict_vkeys(store_dict(s, db, i));
+	return n;
+}
+
+uint64_t store_db_bytes(struct store *s, unsigned db)
+{
+	int64_t n = 0;
+	for (unsigned i = 0; i < s->nshards; i++)
+		n += atomic_load_explicit(&store_dict(s, db, i)->bytes, memory_order_relaxed);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Calls the user's visitor on live entries only. */
+struct live_visit {
+	int64_t now_ms;
+	store_visit_fn fn;
+	void *ctx;
+};
+
+static void visit_live(struct entry *e, void *arg)
+{
+	struct live_visit *lv = arg;
+	if (entry_has_ttl(e) && entry_ttl_raw(e) < lv->now_ms)
+		return;
+	lv->fn(e, lv->ctx);
+}
+
+/* Cursor = (bucket cursor << shard bits) | shard: shards are walked in
+ * order, each with Redis's reverse-binary cursor over its table. */
+uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx)
+{
+	unsigned shard = (unsigned)(cursor & (s->nshards - 1));
+	uint64_t v = cursor >> s->bits;
+	struct live_visit lv = { now_ms, fn, ctx };
+	for (;;) {
+		struct dict *d = store_dict(s, db, shard);
+		/* An empty dict is skipped without its lock: keys added to it
+		 * now were not present for the whole scan. */
+		if (dict_keys(d)) {
+			struct shard *sh = store_shard(s, shard);
+			pthread_mutex_lock(&sh->lock);
+			v = dict_scan(d, v, visit_live, &lv);
+			pthread_mutex_unlock(&sh->lock);
+			if (v)
+				return (v << s->bits) | shard;
+			return ++shard == s->nshards ? 0 : shard;
+		}
+		v = 0;
+		if (++shard == s->nshards)
+			return 0;
+	}
+}
+
+void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+{
+	struct live_visit lv = { now_ms, fn, ctx };
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct dict *d = store_dict(s, db, i);
+		if (!dict_keys(d))
+			continue;
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_lock(&sh->lock);
+		dict_foreach(d, visit_live, &lv);
+		pthread_mutex_unlock(&sh->lock);
+	}
+}
+
+struct flush_ctx {
+	struct store *s;
+	struct dict *d;
+};
+
+static void flush_one(struct entry *e, void *arg)
+{
+	struct flush_ctx *fc = arg;
+	store_entry_free(fc->s, fc->d, e);
+}
+
+void store_flush_dict_locked(struct store *s, struct dict *d)
+{
+	struct flush_ctx fc = { s, d };
+	dict_clear(d, flush_one, &fc);
+}
+
+void store_flushdb(struct store *s, unsigned db)
+{
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_lock(&sh->lock);
+		store_flush_dict_locked(s, &sh->db[db]);
+		pthread_mutex_unlock(&sh->lock);
+	}
+}
+
+void store_flushall(struct store *s)
+{
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_lock(&sh->lock);
+		for (unsigned db = 0; db < s->ndb; db++)
+			store_flush_dict_locked(s, &sh->db[db]);
+		pthread_mutex_unlock(&sh->lock);
+	}
+}
+
+/* Swaps two dicts field by field: the counters are atomics that readers
+ * load without the lock, so they are moved with atomic stores. */
+static void dict_swap(struct dict *a, struct dict *b)
+{
+	/* The live counters belong to the database slot: move the "non-empty"
+	 * marks along with the contents. */
+	long ka_ne = dict_keys(a) > 0, kb_ne = dict_keys(b) > 0;
+	long va_ne = dict_vkeys(a) > 0, vb_ne = dict_vkeys(b) > 0;
+	if (ka_ne != kb_ne) {
+		dict_live_add(&a->live->keys, kb_ne - ka_ne);
+		dict_live_add(&b->live->keys, ka_ne - kb_ne);
+	}
+	if (va_ne != vb_ne) {
+		dict_live_add(&a->live->vols, vb_ne - va_ne);
+		dict_live_add(&b->live->vols, va_ne - vb_ne);
+	}
+	struct dict t = *a;
+	uint64_t ka = dict_keys(a), kb = dict_keys(b);
+	int64_t ba = atomic_load_explicit(&a->bytes, memory_order_relaxed);
+	int64_t bb = atomic_load_explicit(&b->bytes, memory_order_relaxed);
+	uint32_t na = dict_vkeys(a), nb = dict_vkeys(b);
+	memcpy(a->tab, b->tab, sizeof(a->tab));
+	memcpy(a->size, b->size, sizeof(a->size));
+	a->rehash = b->rehash;
+	a->vol = b->vol;
+	a->volcap = b->volcap;
+	memcpy(b->tab, t.tab, sizeof(b->tab));
+	memcpy(b->size, t.size, sizeof(b->size));
+	b->rehash = t.rehash;
+	b->vol = t.vol;
+	b->volcap = t.volcap;
+	__atomic_store_n(&a->nvol, nb, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->nvol, na, __ATOMIC_RELAXED);
+	atomic_store_explicit(&a->keys, kb, memory_order_relaxed);
+	atomic_store_explicit(&b->keys, ka, memory_order_relaxed);
+	atomic_store_explicit(&a->bytes, bb, memory_order_relaxed);
+	atomic_store_explicit(&b->bytes, ba, memory_order_relaxed);
+}
+
+/* TSan's deadlock detector aborts a thread that holds more than 64 locks
+ * (sanitizer_deadlock_detector.h, a fixed array), so a TSan build swaps
+ * shard by shard: the same end state, without the cross-shard atomicity. */
+#if defined(__SANITIZE_THREAD__)
+#define STORE_SWAP_ALL_LOCKS 0
+#else
+#define STORE_SWAP_ALL_LOCKS 1
+#endif
+
+void store_swapdb(struct store *s, unsigned a, unsigned b)
+{
+	if (a == b)
+		return;
+	if (!STORE_SWAP_ALL_LOCKS) {
+		for (unsigned i = 0; i < s->nshards; i++) {
+			struct shard *sh = store_shard(s, i);
+			pthread_mutex_lock(&sh->lock);
+			dict_swap(&sh->db[a], &sh->db[b]);
+			pthread_mutex_unlock(&sh->lock);
+		}
+		return;
+	}
+	/* All locks at once so that no multi-key command sees one database
+	 * half swapped. Ascending order, as everywhere. */
+	for (unsigned i = 0; i < s->nshards; i++)
+		pthread_mutex_lock(&store_shard(s, i)->lock);
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, i);
+		dict_swap(&sh->db[a], &sh->db[b]);
+	}
+	for (unsigned i = s->nshards; i-- > 0;)
+		pthread_mutex_unlock(&store_shard(s, i)->lock);
+}
+
+/* A shard index whose dict of DB (or its volatile array when VOLATILE)
+ * looks non-empty, or -1. Random probes first, then a full sweep from a
+ * random start, so a sparse keyspace is still found. */
+int store_pick_shard(struct store *s, unsigned db, bool volatile_only)
+{
+	struct dict_live *lv = &s->live[db];
+	if (atomic_load_explicit(volatile_only ? &lv->vols : &lv->keys, memory_order_relaxed) <= 0)
+		return -1;
+	for (int i = 0; i < 32; i++) {
+		unsigned sh = (unsigned)(store_rand() & (s->nshards - 1));
+		struct dict *d = store_dict(s, db, sh);
+		if (volatile_only ? dict_vkeys(d) > 0 : dict_keys(d) > 0)
+			return (int)sh;
+	}
+	unsigned start = (unsigned)(store_rand() & (s->nshards - 1));
+	for (unsigned i = 0; i < s->nshards; i++) {
+		unsigned sh = (start + i) & (s->nshards - 1);
+		struct dict *d = store_dict(s, db, sh);
+		if (volatile_only ? dict_vkeys(d) > 0 : dict_keys(d) > 0)
+			return (int)sh;
+	}
+	return -1;
+}
+
+bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+{
+	/* Expired keys met on the way are deleted, like Redis's RANDOMKEY;
+	 * the bound keeps a keyspace full of expired keys from looping. */
+	for (int tries = 0; tries < 100; tries++) {
+		int idx = store_pick_shard(s, db, false);
+		if (idx < 0)
+			return false;
+		struct shard *sh = store_shard(s, (unsigned)idx);
+		struct dict *d = &sh->db[db];
+		pthread_mutex_lock(&sh->lock);
+		struct entry *e = dict_random(d, &sh->rnd);
+		if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
+			store_delete_entry_locked(s, db, e);
+			shard_count(&sh->expired, 1);
+			e = NULL;
+		}
+		if (e)
+			fn(e, ctx);
+		pthread_mutex_unlock(&sh->lock);
+		if (e)
+			return true;
+	}
+	return false;
+}
+
+void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint64_t *expires_bytes)
+{
+	uint64_t m = 0, x = 0;
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct dict *d = store_dict(s, db, i);
+		if (!dict_keys(d))
+			continue;
+		struct shard *sh = store_shard(s, i);
+		pthread_mutex_lock(&sh->lock);
+		m += (d->size[0] + d->size[1]) * sizeof(struct entry *);
+		x += (uint64_t)d->volcap * sizeof(struct entry *);
+		pthread_mutex_unlock(&sh->lock);
+	}
+	*main_bytes = m;
+	*expires_bytes = x;
+}
