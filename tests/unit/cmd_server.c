@@ -101,7 +101,9 @@ int main(void)
 	slowlog_reply(sl, &c.out, 10);
 	s = drain(&c.out);
 	ok(!strncmp(s, "*1\r\n*6\r\n:0\r\n:", 13), "SLOWLOG GET: one entry of 6 fields, id 0");
-	ok(strstr(s, "\r\n:100\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$14\r\n127.0.0.1:5555\r\n$0\r\n\r\n") != NULL,
+	ok(strstr(s,
+		  "\r\n:100\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$14\r\n127.0.0.1:5555\r\n$0\r\n\r\n") !=
+		   NULL,
 	   "duration, arguments, address and empty name follow");
 	zr_free(s);
 
@@ -115,7 +117,8 @@ int main(void)
 	slowlog_record(sl, &srv, &c, 1);
 	slowlog_reply(sl, &c.out, 1);
 	s = drain(&c.out);
-	ok(strstr(s, "*32\r\n") && strstr(s, "$22\r\n... (9 more arguments)\r\n"), "40 arguments keep 31 and say 9 more");
+	ok(strstr(s, "*32\r\n") && strstr(s, "$22\r\n... (9 more arguments)\r\n"),
+	   "40 arguments keep 31 and say 9 more");
 	zr_free(s);
 	char longarg[301];
 	memset(longarg, 'x', 300);
@@ -144,8 +147,10 @@ int main(void)
 	slowlog_reply(sl, &c.out, 3);
 	s = drain(&c.out);
 	ok(!strstr(s, "secret"), "no password reaches the slow log");
-	ok(strstr(s, "$4\r\nAUTH\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n") != NULL, "AUTH arguments are redacted");
-	ok(strstr(s, "$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n$7\r\nSETNAME\r\n$1\r\nn\r\n"),
+	ok(strstr(s, "$4\r\nAUTH\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n") != NULL,
+	   "AUTH arguments are redacted");
+	ok(strstr(s,
+		  "$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n$7\r\nSETNAME\r\n$1\r\nn\r\n"),
 	   "HELLO keeps all but AUTH's username and password");
 	ok(strstr(s, "$11\r\nrequirepass\r\n$10\r\n(redacted)\r\n$2\r\nhz\r\n$2\r\n10\r\n") != NULL,
 	   "CONFIG SET redacts requirepass's value only");
@@ -193,12 +198,15 @@ int main(void)
 	latency_record_command(&srv, command_lookup("get", 3), 20000);
 	latency_reply_latest(&c.out);
 	s = drain(&c.out);
-	ok(strstr(s, "$7\r\ncommand\r\n") && strstr(s, "\r\n:9\r\n:9\r\n"), "'command': the second's worst sample, max 9 ms");
-	ok(strstr(s, "$12\r\nfast-command\r\n") && strstr(s, "\r\n:20\r\n:20\r\n"), "GET (fast) goes to 'fast-command'");
+	ok(strstr(s, "$7\r\ncommand\r\n") && strstr(s, "\r\n:9\r\n:9\r\n"),
+	   "'command': the second's worst sample, max 9 ms");
+	ok(strstr(s, "$12\r\nfast-command\r\n") && strstr(s, "\r\n:20\r\n:20\r\n"),
+	   "GET (fast) goes to 'fast-command'");
 	zr_free(s);
 	latency_reply_history(&c.out, "command", 7);
 	s = drain(&c.out);
-	ok(!strncmp(s, "*1\r\n*2\r\n:", 9) && strstr(s, "\r\n:9\r\n"), "one sample per second in the history");
+	ok(!strncmp(s, "*1\r\n*2\r\n:", 9) && strstr(s, "\r\n:9\r\n"),
+	   "one sample per second in the history");
 	zr_free(s);
 	is_int(latency_reset("command", 7), 1, "resetting one event");
 	is_int(latency_reset(NULL, 0), 1, "resetting the rest");

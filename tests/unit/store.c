@@ -284,8 +284,8 @@ static void test_active_expire(void)
 		store_active_expire(s, rounds % 2, 2, NOW + 1000, 1000000);
 		rounds++;
 	}
-	ok(store_dbsize(s, 0) == 10000 && store_dbsize(s, 1) == 0, "active expiry removed every expired key (%d rounds)",
-	   rounds);
+	ok(store_dbsize(s, 0) == 10000 && store_dbsize(s, 1) == 0,
+	   "active expiry removed every expired key (%d rounds)", rounds);
 	is_int(store_expires_count(s, 0), 5000, "volatile keys that are not due remain");
 	struct store_stats st;
 	store_stats(s, &st);
@@ -332,7 +332,8 @@ static void test_resize(void)
 	is_int(bad, 0, "keys findable while growing");
 	is_int(store_dbsize(s, 0), n, "dbsize after inserts");
 	uint64_t grown = total_buckets(s, 0);
-	ok(grown >= (uint64_t)n / 2 && grown <= (uint64_t)n * 4, "tables grew (%llu buckets)", (unsigned long long)grown);
+	ok(grown >= (uint64_t)n / 2 && grown <= (uint64_t)n * 4, "tables grew (%llu buckets)",
+	   (unsigned long long)grown);
 	check_all(s, "r", 0, n, NOW, "every key found after growth");
 	for (int i = 100; i < n; i++) {
 		kfmt(k, "r", i);
@@ -403,8 +404,8 @@ static void test_scan(unsigned bits)
 	int missing = 0;
 	for (int i = 0; i < nbase; i++)
 		missing += !ss.seen[i];
-	is_int(missing, 0, "scan (%u shard bits) returned every base key across grow and shrink (%d steps)", bits,
-	       steps);
+	is_int(missing, 0, "scan (%u shard bits) returned every base key across grow and shrink (%d steps)",
+	       bits, steps);
 	free(ss.seen);
 
 	/* A plain scan of a quiet db visits each key exactly once. */
@@ -518,7 +519,8 @@ static void test_rename_copy(void)
 	ok(entry_memory(s, e) > zr_usable(bl), "memory includes the object");
 	ok(store_copy_locked(s, 0, e, 0, "objcopy", 7) == 0, "copy object");
 	struct entry *c = store_find_locked(s, 0, "objcopy", 7, NOW, 0);
-	ok(c && entry_obj(c) != bl && !memcmp(((struct blob *)entry_obj(c))->data, "payload", 7), "deep copy");
+	ok(c && entry_obj(c) != bl && !memcmp(((struct blob *)entry_obj(c))->data, "payload", 7),
+	   "deep copy");
 	blob_frees = 0;
 	ok(store_rename_locked(s, 0, c, 0, "obj", 3) == 0, "rename object over object");
 	is_int(blob_frees, 1, "replaced object freed once");
@@ -544,7 +546,8 @@ static void test_resize_string(void)
 	v = store_string_resize_locked(s, 0, &e, 4);
 	size_t vl;
 	const char *r = entry_str(e, &vl);
-	ok(v && vl == 4 && !memcmp(r, "abcz", 4) && entry_expire(e) == NOW + 99, "shrink keeps prefix and TTL");
+	ok(v && vl == 4 && !memcmp(r, "abcz", 4) && entry_expire(e) == NOW + 99,
+	   "shrink keeps prefix and TTL");
 	store_unlock(s, sh);
 	ok(get_str(s, 0, "k", NOW, (char[16]){ 0 }, 16), "still findable");
 	store_destroy(s);
@@ -563,7 +566,8 @@ static void test_memory_baseline(void)
 			kfmt(k, "o", i);
 			unsigned sh = store_shard_of(s, k, strlen(k));
 			store_lock(s, sh);
-			store_set_object_locked(s, 0, k, strlen(k), STORE_TYPE_LIST, blob_new("x"), -1, 0, NULL);
+			store_set_object_locked(s, 0, k, strlen(k), STORE_TYPE_LIST, blob_new("x"), -1, 0,
+						NULL);
 			store_unlock(s, sh);
 		}
 	}
@@ -608,7 +612,8 @@ static int count_present(struct store *s, const char *pfx, int from, int to)
 		kfmt(k, pfx, i);
 		unsigned sh = store_shard_of(s, k, strlen(k));
 		store_lock(s, sh);
-		n += store_find_locked(s, 0, k, strlen(k), NOW, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS) != NULL;
+		n += store_find_locked(s, 0, k, strlen(k), NOW,
+				       STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS) != NULL;
 		store_unlock(s, sh);
 	}
 	return n;
@@ -635,7 +640,8 @@ static void test_evict(void)
 	s = store_create(1, 4);
 	fill(s, "r", 2000, -1);
 	uint64_t ev = evict_some(s, STORE_EVICT_ALLKEYS_RANDOM, chunk, &rc);
-	ok(rc == 0 && ev > 50 && store_dbsize(s, 0) == 2000 - ev, "allkeys-random evicted %llu", (unsigned long long)ev);
+	ok(rc == 0 && ev > 50 && store_dbsize(s, 0) == 2000 - ev, "allkeys-random evicted %llu",
+	   (unsigned long long)ev);
 	store_destroy(s);
 
 	/* volatile-random / volatile-ttl / volatile-lru / volatile-lfu spare keys without TTL */
@@ -649,15 +655,16 @@ static void test_evict(void)
 		fill(s, "t", 1000, NOW + 1000);
 		ev = evict_some(s, vols[i], chunk, &rc);
 		int kept = count_present(s, "p", 0, 1000);
-		ok(rc == 0 && ev > 50 && kept == 1000, "%s evicts only volatile keys (%llu evicted, %d of 1000 kept)",
+		ok(rc == 0 && ev > 50 && kept == 1000,
+		   "%s evicts only volatile keys (%llu evicted, %d of 1000 kept)",
 		   store_evict_policy_name(vols[i]), (unsigned long long)ev, kept);
 		if (vols[i] == STORE_EVICT_VOLATILE_TTL) {
 			/* Nearest TTLs are t:0..; the evicted should be mostly the
 			 * near ones: of the first 300, far more gone than of the last 300. */
 			int near_gone = 300 - count_present(s, "t", 0, 300);
 			int far_gone = 300 - count_present(s, "t", 700, 1000);
-			ok(near_gone > 3 * far_gone, "volatile-ttl evicts nearest TTLs (near %d, far %d)", near_gone,
-			   far_gone);
+			ok(near_gone > 3 * far_gone, "volatile-ttl evicts nearest TTLs (near %d, far %d)",
+			   near_gone, far_gone);
 		}
 		/* With the volatile keys gone, nothing is left to evict. */
 		ok(store_evict(s, 1, vols[i], NOW) == -ENOMEM && count_present(s, "p", 0, 1000) == 1000 &&
@@ -728,8 +735,8 @@ static void test_evict(void)
 		e = store_find_locked(s, 0, "f:999", 5, NOW, STORE_LOOKUP_NOTOUCH);
 		unsigned after = e ? entry_lfu(s, e) : 0;
 		store_unlock(s, sh);
-		ok(after + 10 == before || (before < 10 && after == 0), "lfu decays one per minute (%u -> %u)", before,
-		   after);
+		ok(after + 10 == before || (before < 10 && after == 0),
+		   "lfu decays one per minute (%u -> %u)", before, after);
 	}
 	store_destroy(s);
 	store_evict_pool_clear();
@@ -759,8 +766,8 @@ static void *stress_worker(void *p)
 		case 0:
 		case 1:
 			store_lock(s, sh);
-			store_set_string_locked(s, (unsigned)(r >> 40) % 2, k, kl, k, kl, (r >> 20) % 3 ? -1 : NOW + 5, 0,
-						NULL);
+			store_set_string_locked(s, (unsigned)(r >> 40) % 2, k, kl, k, kl,
+						(r >> 20) % 3 ? -1 : NOW + 5, 0, NULL);
 			store_unlock(s, sh);
 			break;
 		case 2:
@@ -817,7 +824,8 @@ static void *evict_worker(void *p)
 	struct stress_arg *a = p;
 	for (int i = 0; i < a->ops; i++) {
 		size_t used = zr_mem_used();
-		store_evict(a->s, used - used / 64, i % 2 ? STORE_EVICT_ALLKEYS_LRU : STORE_EVICT_VOLATILE_TTL, NOW);
+		store_evict(a->s, used - used / 64,
+			    i % 2 ? STORE_EVICT_ALLKEYS_LRU : STORE_EVICT_VOLATILE_TTL, NOW);
 		if (i % 50 == 0)
 			store_swapdb(a->s, 0, 1);
 	}
@@ -846,7 +854,8 @@ static void test_threads(void)
 	for (unsigned db = 0; db < 2; db++) {
 		cc.n = 0;
 		store_foreach(s, db, 0, count_visit, &cc);
-		ok((uint64_t)cc.n == store_dbsize(s, db), "db %u: counted keys (%d) match dbsize after stress", db, cc.n);
+		ok((uint64_t)cc.n == store_dbsize(s, db),
+		   "db %u: counted keys (%d) match dbsize after stress", db, cc.n);
 		/* Every volatile slot points back at an entry with a TTL. */
 		int bad = 0;
 		uint64_t nvol = 0;

@@ -38,7 +38,8 @@ static const char *run(const char *line)
 	struct resp_arg argv[64];
 	int argc = 0;
 	snprintf(buf, sizeof(buf), "%s", line);
-	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save)) {
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 64;
+	     t = strtok_r(NULL, " ", &save)) {
 		if (!strcmp(t, "''"))
 			t[0] = '\0';
 		argv[argc].ptr = t;
@@ -238,8 +239,8 @@ static void test_keyspace(void)
 	int missing = 0;
 	for (int i = 0; i < 3000; i++)
 		missing += !seen[i];
-	ok(missing == 0 && dups == 0 && total == 3000, "full scan: %d keys in %d calls, %d missing, %d dups", total,
-	   calls, missing, dups);
+	ok(missing == 0 && dups == 0 && total == 3000, "full scan: %d keys in %d calls, %d missing, %d dups",
+	   total, calls, missing, dups);
 	free(seen);
 }
 
@@ -270,9 +271,11 @@ static void test_object_memory(void)
 	ok(run("memory usage x samples 0")[0] == ':', "memory usage is an integer");
 	R("memory purge", "+OK\r\n");
 	const char *doc = run("memory doctor");
-	ok(starts_with(doc, "$268\r\nHi Sam, this instance is empty") || starts_with(doc, "$105\r\nHi Sam, I can't"),
+	ok(starts_with(doc, "$268\r\nHi Sam, this instance is empty") ||
+		   starts_with(doc, "$105\r\nHi Sam, I can't"),
 	   "memory doctor");
-	ok(!strncmp(run("memory stats"), "*", 1) && strstr(run("memory stats"), "keys.count"), "memory stats");
+	ok(!strncmp(run("memory stats"), "*", 1) && strstr(run("memory stats"), "keys.count"),
+	   "memory stats");
 	ok(!strncmp(run("memory malloc-stats"), "$", 1), "memory malloc-stats");
 }
 

@@ -33,10 +33,10 @@
 
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
 #define ERR_INVALID_CURSOR "ERR invalid cursor"
-#define ERR_LFU_NOT_SELECTED                                                                              \
+#define ERR_LFU_NOT_SELECTED                                                                                \
 	"ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when " \
 	"switching between policies at runtime LRU and LFU data will take some time to adjust."
-#define ERR_LFU_SELECTED                                                                              \
+#define ERR_LFU_SELECTED                                                                                   \
 	"ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching " \
 	"between policies at runtime LRU and LFU data will take some time to adjust."
 
@@ -44,7 +44,7 @@
 
 static const char *const type_names[STORE_TYPE_COUNT] = {
 	[STORE_TYPE_STRING] = "string", [STORE_TYPE_LIST] = "list", [STORE_TYPE_SET] = "set",
-	[STORE_TYPE_ZSET] = "zset",     [STORE_TYPE_HASH] = "hash",
+	[STORE_TYPE_ZSET] = "zset",	[STORE_TYPE_HASH] = "hash",
 };
 
 static struct entry *lookup(struct client *c, unsigned db, int argi, int flags)
@@ -138,7 +138,8 @@ static bool expire_flags(struct client *c, int *flags)
 		else if (cmd_arg_is(c, i, "lt"))
 			f |= EXPIRE_LT;
 		else {
-			reply_errorf(&c->out, "ERR Unsupported option %.*s", (int)c->argv[i].len, c->argv[i].ptr);
+			reply_errorf(&c->out, "ERR Unsupported option %.*s", (int)c->argv[i].len,
+				     c->argv[i].ptr);
 			return false;
 		}
 	}
@@ -282,7 +283,8 @@ void cmd_persist(struct client *c)
 
 static bool same_arg(const struct client *c, int a, int b)
 {
-	return c->argv[a].len == c->argv[b].len && memcmp(c->argv[a].ptr, c->argv[b].ptr, c->argv[a].len) == 0;
+	return c->argv[a].len == c->argv[b].len &&
+	       memcmp(c->argv[a].ptr, c->argv[b].ptr, c->argv[a].len) == 0;
 }
 
 static void rename_generic(struct client *c, bool nx)
@@ -444,7 +446,7 @@ struct scan_ctx {
 	bool use_pat;
 	const char *type;
 	size_t tlen;
-	char *buf;      /* [u32 len][bytes]... */
+	char *buf; /* [u32 len][bytes]... */
 	size_t used, cap;
 	long n;
 };
@@ -698,7 +700,8 @@ void cmd_object_help(struct client *c)
  * still links; NULL there. */
 extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *opaque, const char *opts)
 	__attribute__((weak));
-extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) __attribute__((weak));
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+	__attribute__((weak));
 
 void cmd_memory_usage(struct client *c)
 {
@@ -737,17 +740,17 @@ void cmd_memory_stats(struct client *c)
 	struct reply_deferred d;
 	reply_deferred(&c->out, &d);
 	long pairs = 0;
-#define KV_LONG(name, v)                                   \
-	do {                                               \
-		reply_bulk_cstr(&c->out, name);            \
-		reply_long(&c->out, (long long)(v));       \
-		pairs++;                                   \
+#define KV_LONG(name, v)                             \
+	do {                                         \
+		reply_bulk_cstr(&c->out, name);      \
+		reply_long(&c->out, (long long)(v)); \
+		pairs++;                             \
 	} while (0)
-#define KV_DOUBLE(name, v)                                 \
-	do {                                               \
-		reply_bulk_cstr(&c->out, name);            \
-		reply_double(&c->out, (double)(v));        \
-		pairs++;                                   \
+#define KV_DOUBLE(name, v)                          \
+	do {                                        \
+		reply_bulk_cstr(&c->out, name);     \
+		reply_double(&c->out, (double)(v)); \
+		pairs++;                            \
 	} while (0)
 	KV_LONG("peak.allocated", peak);
 	KV_LONG("total.allocated", total);

@@ -36,7 +36,7 @@ struct conn {
 	bool paused;	  /* CLIENT PAUSE holds the request at the start of qbuf */
 	bool send_queued; /* on the worker's pending-send list */
 	bool close_after_send;
-	bool obuf_overflow;       /* over the output limit: closed without sending */
+	bool obuf_overflow;	    /* over the output limit: closed without sending */
 	int inflight;		    /* backend operations still holding the conn */
 	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
 	struct conn *next, *prev;   /* worker's list of all conns */

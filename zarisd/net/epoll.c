@@ -195,11 +195,19 @@ static void epoll_destroy(struct worker *w)
 	w->bstate = NULL;
 }
 
+/* Closed conns are freed by reap() after each turn; nothing to do here. */
+static void epoll_released(struct worker *w, struct conn *c)
+{
+	(void)w;
+	(void)c;
+}
+
 const struct net_backend net_backend_epoll = {
 	.name = "epoll",
 	.init = epoll_init,
 	.run = epoll_run,
 	.close_conn = epoll_close_conn,
 	.send = epoll_send,
+	.released = epoll_released,
 	.destroy = epoll_destroy,
 };

@@ -180,9 +180,11 @@ static int uring_init(struct worker *w)
 	return 0;
 }
 
+/* Frees C once closing and nothing holds it: no recv armed, no send in
+ * flight, not on the worker's pending-send list. */
 static void maybe_free(struct worker *w, struct conn *c)
 {
-	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight) {
+	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight && !c->send_queued) {
 		worker_unlink(w, c);
 		conn_destroy(c);
 	}
@@ -339,11 +341,19 @@ static void uring_destroy(struct worker *w)
 	w->bstate = NULL;
 }
 
+static void uring_released(struct worker *w, struct conn *c)
+{
+	struct uring_state *u = w->bstate;
+	if (u->handling != c)
+		maybe_free(w, c);
+}
+
 const struct net_backend net_backend_uring = {
 	.name = "io_uring",
 	.init = uring_init,
 	.run = uring_run,
 	.close_conn = uring_close_conn,
 	.send = uring_send,
+	.released = uring_released,
 	.destroy = uring_destroy,
 };

@@ -376,8 +376,10 @@ int64_t worker_turn_end(struct worker *w)
 		w->send_head = c->send_next;
 		c->send_queued = false;
 		c->send_next = NULL;
-		if (c->state != CONN_OPEN)
+		if (c->state != CONN_OPEN) {
+			w->backend->released(w, c);
 			continue;
+		}
 		if (!conn_check_output_limits(c, w->now_ms)) {
 			close_conn(w, c);
 			continue;

@@ -31,6 +31,9 @@ struct net_backend {
 	void (*close_conn)(struct worker *w, struct conn *c);
 	/* Sends what C's output buffer holds (called once per loop turn). */
 	void (*send)(struct worker *w, struct conn *c);
+	/* C, closing, was just taken off the pending-send list: the worker
+	 * holds no more references to it (the backend may free it now). */
+	void (*released)(struct worker *w, struct conn *c);
 	/* Frees the loop; every conn has been destroyed. */
 	void (*destroy)(struct worker *w);
 };
@@ -55,7 +58,7 @@ struct worker {
 	int64_t now_ms;		/* wall clock, sampled once per loop turn */
 	int64_t next_cron_us;	/* monotonic deadline of the next timer run */
 	int64_t last_publish_ms;
-	size_t obuf_hard_cached;  /* hard output limit (SIZE_MAX = none), read once per feed */
+	size_t obuf_hard_cached; /* hard output limit (SIZE_MAX = none), read once per feed */
 };
 
 /* Creates the listeners of worker W (bind addresses × port, SO_REUSEPORT).

@@ -42,11 +42,11 @@ struct dict_live {
 struct dict {
 	struct entry **tab[2]; /* [0] main, [1] rehash target */
 	uint64_t size[2];      /* bucket counts (0 = no table) */
-	int64_t rehash;        /* next tab[0] bucket to move, -1 when not rehashing */
+	int64_t rehash;	       /* next tab[0] bucket to move, -1 when not rehashing */
 	struct entry **vol;    /* entries with a TTL, dense */
 	uint32_t nvol, volcap;
-	_Atomic uint64_t keys;  /* entries in the table */
-	_Atomic int64_t bytes;  /* usable bytes of entries + tables + vol array */
+	_Atomic uint64_t keys;	/* entries in the table */
+	_Atomic int64_t bytes;	/* usable bytes of entries + tables + vol array */
 	struct dict_live *live; /* the database's counters (stays with the slot on SWAPDB) */
 };
 

@@ -34,7 +34,7 @@
 struct entry {
 	struct entry *next; /* next entry of the same bucket */
 	uint64_t version;   /* stamped by every write */
-	uint32_t meta;      /* see ENTRY_META_* */
+	uint32_t meta;	    /* see ENTRY_META_* */
 	unsigned char body[];
 };
 
@@ -154,10 +154,10 @@ static inline size_t entry_lens_off(uint32_t meta)
 
 /* Where a layout puts key and value, and its total size. */
 struct entry_shape {
-	uint32_t meta;  /* type, ttl, kcls, vcls bits (lru zero) */
-	size_t koff;    /* key offset */
-	size_t voff;    /* value (or object pointer) offset */
-	size_t size;    /* bytes of the whole entry */
+	uint32_t meta; /* type, ttl, kcls, vcls bits (lru zero) */
+	size_t koff;   /* key offset */
+	size_t voff;   /* value (or object pointer) offset */
+	size_t size;   /* bytes of the whole entry */
 };
 
 static inline struct entry_shape entry_shape_of(unsigned type, bool ttl, size_t klen, size_t vlen)
@@ -200,7 +200,8 @@ static inline const char *entry_key_raw(const struct entry *e, size_t *klen)
 static inline size_t entry_vlen_raw(const struct entry *e)
 {
 	const unsigned char *p = (const unsigned char *)e + entry_lens_off(e->meta);
-	return (size_t)entry_get_len(p + (1u << ((e->meta >> ENTRY_KCLS_SHIFT) & 3)), (e->meta >> ENTRY_VCLS_SHIFT) & 3);
+	return (size_t)entry_get_len(p + (1u << ((e->meta >> ENTRY_KCLS_SHIFT) & 3)),
+				     (e->meta >> ENTRY_VCLS_SHIFT) & 3);
 }
 
 /* Value bytes (string) or the object pointer's slot (others). */
@@ -226,8 +227,8 @@ static inline bool entry_key_eq(const struct entry *e, const char *key, size_t k
 
 /* Writes meta and the length fields of shape SH (leaves next, version,
  * the TTL area, key and value alone). */
-static inline void entry_write_header(struct entry *e, const struct entry_shape *sh, uint32_t lru, size_t klen,
-				      size_t vlen)
+static inline void entry_write_header(struct entry *e, const struct entry_shape *sh, uint32_t lru,
+				      size_t klen, size_t vlen)
 {
 	e->meta = sh->meta | (lru & ENTRY_LRU_MASK);
 	unsigned char *p = (unsigned char *)e + entry_lens_off(sh->meta);

@@ -29,14 +29,10 @@
 #define EVICT_MAX_SAMPLES 64
 
 static const char *const policy_names[] = {
-	[STORE_EVICT_NOEVICTION] = "noeviction",
-	[STORE_EVICT_ALLKEYS_LRU] = "allkeys-lru",
-	[STORE_EVICT_ALLKEYS_LFU] = "allkeys-lfu",
-	[STORE_EVICT_ALLKEYS_RANDOM] = "allkeys-random",
-	[STORE_EVICT_VOLATILE_LRU] = "volatile-lru",
-	[STORE_EVICT_VOLATILE_LFU] = "volatile-lfu",
-	[STORE_EVICT_VOLATILE_RANDOM] = "volatile-random",
-	[STORE_EVICT_VOLATILE_TTL] = "volatile-ttl",
+	[STORE_EVICT_NOEVICTION] = "noeviction",	   [STORE_EVICT_ALLKEYS_LRU] = "allkeys-lru",
+	[STORE_EVICT_ALLKEYS_LFU] = "allkeys-lfu",	   [STORE_EVICT_ALLKEYS_RANDOM] = "allkeys-random",
+	[STORE_EVICT_VOLATILE_LRU] = "volatile-lru",	   [STORE_EVICT_VOLATILE_LFU] = "volatile-lfu",
+	[STORE_EVICT_VOLATILE_RANDOM] = "volatile-random", [STORE_EVICT_VOLATILE_TTL] = "volatile-ttl",
 };
 
 int store_evict_policy_parse(const char *name)
@@ -83,7 +79,8 @@ static inline uint32_t lfu_minutes(const struct store *s)
 
 static inline bool lfu_active(const struct store *s)
 {
-	return store_policy_is_lfu((enum store_evict_policy)atomic_load_explicit(&s->policy, memory_order_relaxed));
+	return store_policy_is_lfu(
+		(enum store_evict_policy)atomic_load_explicit(&s->policy, memory_order_relaxed));
 }
 
 /* Redis's LFUDecrAndReturn: the counter less one per decay period elapsed. */
@@ -156,14 +153,14 @@ struct evpool_cand {
 	uint64_t hash;
 	unsigned db;
 	size_t klen;
-	char *key;      /* cached[] or a heap copy for long keys */
+	char *key; /* cached[] or a heap copy for long keys */
 	char cached[EVPOOL_KEY_CACHE];
 };
 
 struct evpool {
 	const struct store *s;
-	int policy;                          /* scores are only comparable under one policy */
-	int n;                               /* candidates in c[0..n), ascending score */
+	int policy; /* scores are only comparable under one policy */
+	int n;	    /* candidates in c[0..n), ascending score */
 	struct evpool_cand c[EVPOOL_SIZE];
 };
 
@@ -188,7 +185,8 @@ static void pool_insert(unsigned db, uint64_t h, const char *key, size_t klen, u
 {
 	struct evpool *p = &evpool;
 	for (int i = 0; i < p->n; i++)
-		if (p->c[i].hash == h && p->c[i].db == db && p->c[i].klen == klen && !memcmp(p->c[i].key, key, klen))
+		if (p->c[i].hash == h && p->c[i].db == db && p->c[i].klen == klen &&
+		    !memcmp(p->c[i].key, key, klen))
 			return;
 	if (p->n == EVPOOL_SIZE) {
 		if (score <= p->c[0].score)

@@ -18,7 +18,8 @@
 #define EXPIRE_TIME_CHECK 16 /* shards between two clock reads */
 
 /* Expires what it can in D (lock held); returns keys deleted. */
-static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, int64_t now_ms, int64_t deadline_us)
+static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, int64_t now_ms,
+			    int64_t deadline_us)
 {
 	unsigned deleted = 0;
 	if (d->nvol <= EXPIRE_SAMPLE) {
@@ -55,7 +56,8 @@ static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, i
 	return deleted;
 }
 
-void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms, int64_t budget_us)
+void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
+			 int64_t budget_us)
 {
 	if (nworkers == 0)
 		nworkers = 1;

@@ -109,7 +109,8 @@ static void rewrite_in_place(struct store *s, struct dict *d, struct entry *old,
 
 /* Creates or replaces KEY with a string (OBJ NULL) or an object of TYPE. */
 static int set_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t h, unsigned type,
-		      const void *val, size_t vlen, void *obj, int64_t expire_ms, int flags, struct entry **out)
+		      const void *val, size_t vlen, void *obj, int64_t expire_ms, int flags,
+		      struct entry **out)
 {
 	struct shard *shd = shard_of_hash(s, h);
 	struct dict *d = &shd->db[db];
@@ -123,8 +124,10 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	if (old) {
 		uint32_t lru = store_lru_overwrite(s, old);
 		size_t usable = zr_usable(old);
-		bool aliased = (const char *)val >= (const char *)old && (const char *)val < (const char *)old + usable;
-		bool same_obj = type != STORE_TYPE_STRING && entry_type_raw(old) == type && entry_obj_raw(old) == obj;
+		bool aliased = (const char *)val >= (const char *)old &&
+			       (const char *)val < (const char *)old + usable;
+		bool same_obj =
+			type != STORE_TYPE_STRING && entry_type_raw(old) == type && entry_obj_raw(old) == obj;
 		/* Reuse the block when the new entry fits without wasting more
 		 * than half of it (same or next jemalloc class). */
 		if (!aliased && !same_obj && sh.size <= usable && sh.size * 2 >= usable) {
@@ -216,7 +219,8 @@ int store_set_object_locked(struct store *s, unsigned db, const char *key, size_
  * AT) and, for strings, value length NEWVLEN (value kept up to the shorter
  * length, the rest zero). Returns the new entry, or NULL (E0 untouched)
  * when the allocation failed. */
-static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at, size_t newvlen)
+static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at,
+			     size_t newvlen)
 {
 	unsigned type = entry_type_raw(e0);
 	size_t klen;
@@ -302,7 +306,8 @@ void store_modified_locked(struct store *s, unsigned db, struct entry *e)
 
 /* --- delete ---------------------------------------------------------------------- */
 
-bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t h, int64_t now_ms)
+bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t h,
+			   int64_t now_ms)
 {
 	struct shard *sh = shard_of_hash(s, h);
 	struct dict *d = &sh->db[db];
@@ -389,8 +394,8 @@ static void insert_replacing(struct store *s, struct dict *dd, uint64_t hd, stru
 		dict_vol_add(dd, ne);
 }
 
-int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db, const char *newkey,
-			size_t newklen)
+int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db,
+			const char *newkey, size_t newklen)
 {
 	size_t klen;
 	const char *key = entry_key_raw(e, &klen);
@@ -406,7 +411,8 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	}
 	struct entry *ne = e;
 	if (!samekey) {
-		ne = entry_clone(e, newkey, newklen, entry_type_raw(e) == STORE_TYPE_STRING ? NULL : entry_obj_raw(e),
+		ne = entry_clone(e, newkey, newklen,
+				 entry_type_raw(e) == STORE_TYPE_STRING ? NULL : entry_obj_raw(e),
 				 entry_lru_raw(e));
 		if (!ne)
 			return -ENOMEM;
@@ -424,8 +430,8 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	return 0;
 }
 
-int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, unsigned dst_db, const char *newkey,
-		      size_t newklen)
+int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, unsigned dst_db,
+		      const char *newkey, size_t newklen)
 {
 	size_t klen;
 	const char *key = entry_key_raw(e, &klen);

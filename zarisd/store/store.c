@@ -25,7 +25,8 @@ struct store *store_create(unsigned databases, unsigned shard_bits)
 	size_t raw = sizeof(struct shard) + (size_t)databases * sizeof(struct dict);
 	s->stride = (raw + STORE_CACHELINE - 1) & ~(size_t)(STORE_CACHELINE - 1);
 	s->shards_alloc = zr_calloc(1, s->stride * s->nshards + STORE_CACHELINE);
-	uintptr_t base = ((uintptr_t)s->shards_alloc + STORE_CACHELINE - 1) & ~(uintptr_t)(STORE_CACHELINE - 1);
+	uintptr_t base =
+		((uintptr_t)s->shards_alloc + STORE_CACHELINE - 1) & ~(uintptr_t)(STORE_CACHELINE - 1);
 	s->shards = (unsigned char *)base;
 	s->live = zr_calloc(databases, sizeof(*s->live));
 	uint64_t seed = (uint64_t)zr_mono_us() ^ (uint64_t)(uintptr_t)s;

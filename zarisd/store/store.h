@@ -54,8 +54,8 @@ enum store_evict_policy {
  * type by the module that implements it (issue: data types). */
 struct store_type_ops {
 	void (*free)(void *obj);
-	void *(*dup)(const void *obj);          /* deep copy, for COPY */
-	size_t (*memory)(const void *obj);      /* bytes held, for MEMORY USAGE */
+	void *(*dup)(const void *obj);		  /* deep copy, for COPY */
+	size_t (*memory)(const void *obj);	  /* bytes held, for MEMORY USAGE */
 	const char *(*encoding)(const void *obj); /* OBJECT ENCODING */
 };
 
@@ -128,8 +128,8 @@ bool entry_is_small_int(const struct entry *e);
 
 /* Finds KEY in DB; an entry whose TTL is past NOW_MS is deleted (counted as
  * expired) and NULL returned. */
-struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen,
-				int64_t now_ms, int flags);
+struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms,
+				int flags);
 /* Same with KEY's store_hash() already computed. */
 struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
 				  int64_t now_ms, int flags);
@@ -148,8 +148,8 @@ int store_set_string_locked(struct store *s, unsigned db, const char *key, size_
 int store_set_string_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
 			      const char *val, size_t vlen, int64_t expire_ms, int flags, struct entry **out);
 /* Same for a non-string TYPE; on success the store owns OBJ. */
-int store_set_object_locked(struct store *s, unsigned db, const char *key, size_t klen,
-			    enum store_type type, void *obj, int64_t expire_ms, int flags, struct entry **out);
+int store_set_object_locked(struct store *s, unsigned db, const char *key, size_t klen, enum store_type type,
+			    void *obj, int64_t expire_ms, int flags, struct entry **out);
 /* Resizes a string entry's value to NEWLEN bytes, keeping the first
  * min(old, NEWLEN) bytes (new bytes are zero). *E is updated (the entry may
  * move). Returns the writable value, or NULL on allocation failure (the
@@ -170,8 +170,8 @@ int store_set_expire_locked(struct store *s, unsigned db, struct entry **e, int6
 /* Moves entry E of SRC_DB under key NEWKEY in DST_DB, replacing what was
  * there (RENAME, MOVE). Both keys' shard locks held. Keeps value and TTL,
  * stamps a new version. Returns 0 or -ENOMEM (nothing changed). */
-int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db, const char *newkey,
-			size_t newklen);
+int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db,
+			const char *newkey, size_t newklen);
 /* Copies E to NEWKEY in DST_DB (COPY), replacing what was there; deep copy
  * of the value through the type's dup; keeps the TTL. Returns 0, -ENOMEM,
  * or -EINVAL when NEWKEY in DST_DB is E itself. */
@@ -199,7 +199,8 @@ typedef void (*store_visit_fn)(const struct entry *e, void *ctx);
  * bucket and returns the next cursor (0 = done). Every key present for the
  * whole scan is visited at least once, across resizes (Redis's reverse-binary
  * cursor per shard, shard index in the low bits). */
-uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
+uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn,
+		    void *ctx);
 /* Visits every live entry of DB exactly once, one shard (lock) at a time
  * (KEYS). FN must not call the store. */
 void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
@@ -215,7 +216,8 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 
 /* Active expiry: worker WORKER of NWORKERS samples the volatile entries of its
  * share of the shards and deletes expired ones, for at most BUDGET_US. */
-void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms, int64_t budget_us);
+void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
+			 int64_t budget_us);
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
  * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
  * or no candidate keys). Takes shard locks itself: call holding none. */

@@ -27,7 +27,7 @@
 struct shard {
 	pthread_mutex_t lock;
 	uint64_t last_version; /* last version handed out; under the lock */
-	uint64_t rnd;          /* random state for sampling; under the lock */
+	uint64_t rnd;	       /* random state for sampling; under the lock */
 	/* Counters: written under the lock with relaxed load+store (no RMW
 	 * needed, the lock makes the writer unique), read by store_stats
 	 * without it. Kept here, not global, so GETs on different shards
@@ -47,18 +47,18 @@ struct expire_cursor {
 struct store {
 	unsigned ndb;
 	unsigned nshards;
-	unsigned bits;               /* log2(nshards) */
-	size_t stride;               /* bytes per shard, a multiple of the line size */
-	unsigned char *shards;       /* aligned first shard */
-	void *shards_alloc;          /* what to free */
+	unsigned bits;	       /* log2(nshards) */
+	size_t stride;	       /* bytes per shard, a multiple of the line size */
+	unsigned char *shards; /* aligned first shard */
+	void *shards_alloc;    /* what to free */
 	const struct store_type_ops *ops[STORE_TYPE_COUNT];
 	/* Settings mirrored from the server; relaxed, each read on its own. */
-	_Atomic int policy;          /* enum store_evict_policy, decides LRU vs LFU touches */
-	_Atomic int samples;         /* maxmemory-samples */
+	_Atomic int policy;  /* enum store_evict_policy, decides LRU vs LFU touches */
+	_Atomic int samples; /* maxmemory-samples */
 	_Atomic int lfu_log_factor;
 	_Atomic int lfu_decay_time;
-	_Atomic int64_t clock_ms;    /* wall clock of the last store_tick */
-	struct dict_live *live;      /* [ndb] */
+	_Atomic int64_t clock_ms; /* wall clock of the last store_tick */
+	struct dict_live *live;	  /* [ndb] */
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
 };
 

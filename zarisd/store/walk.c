@@ -49,7 +49,8 @@ static void visit_live(struct entry *e, void *arg)
 
 /* Cursor = (bucket cursor << shard bits) | shard: shards are walked in
  * order, each with Redis's reverse-binary cursor over its table. */
-uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx)
+uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn,
+		    void *ctx)
 {
 	unsigned shard = (unsigned)(cursor & (s->nshards - 1));
 	uint64_t v = cursor >> s->bits;

@@ -1,0 +1,65 @@
+/* health — one non-blocking RESP exchange with a zarisd instance: connect,
+ * send a few pipelined commands (AUTH, CONFIG SET ..., PING, INFO), read
+ * one reply per command, all before a deadline. The supervisor's poll loop
+ * owns it: it polls sv_health_fd() for sv_health_events() and calls
+ * sv_health_io() when the fd is ready and sv_health_expire() when the
+ * deadline passes. Single-threaded; no allocation except the reply buffer.
+ */
+#ifndef SV_HEALTH_H
+#define SV_HEALTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What INFO told us (fields Redis names so; -1 when absent). */
+struct sv_info {
+	long long process_id;
+	long long uptime_in_seconds;
+	long long used_memory;
+	long long maxmemory;
+	char role[16];
+};
+
+#define SV_HEALTH_MAX_CMDS 16
+
+struct sv_health {
+	int fd; /* -1 when idle */
+	int64_t deadline_ms;
+	char out[4096]; /* the encoded pipeline */
+	size_t out_len, out_off;
+	char *in; /* replies received so far */
+	size_t in_len, in_cap;
+	int n_cmds;    /* commands in the pipeline */
+	int n_replies; /* complete replies parsed */
+	bool connected;
+	bool done;	     /* finished: see ok/error */
+	bool ok;	     /* every reply as expected */
+	char error[200];     /* why not ok */
+	struct sv_info info; /* from the INFO reply, if any */
+};
+
+/* Resets H to idle. */
+void sv_health_init(struct sv_health *h);
+/* Appends a command (ARGC strings) to the pipeline of an idle H. Returns 0,
+ * or -ENOSPC when the pipeline buffer is full. */
+int sv_health_add(struct sv_health *h, int argc, const char *const *argv);
+/* Starts connecting to ADDR:PORT (numeric) with the pipeline built so far;
+ * the exchange must end by DEADLINE_MS (monotonic). Returns 0 (in progress,
+ * or already done with an error when the connect failed at once). */
+int sv_health_start(struct sv_health *h, const char *addr, int port, int64_t deadline_ms);
+/* The fd to poll, or -1 when idle or done. */
+int sv_health_fd(const struct sv_health *h);
+/* POLLOUT while connecting or sending, else POLLIN. */
+short sv_health_events(const struct sv_health *h);
+/* Advances the exchange after poll reported REVENTS. Sets done. */
+void sv_health_io(struct sv_health *h, short revents);
+/* Ends an exchange whose deadline passed at NOW (no-op otherwise). */
+void sv_health_expire(struct sv_health *h, int64_t now_ms);
+/* Closes the socket and frees buffers; H is idle afterwards. */
+void sv_health_reset(struct sv_health *h);
+
+/* Parses INFO text (lines "key:value") into INFO. */
+void sv_health_parse_info(const char *text, size_t len, struct sv_info *info);
+
+#endif

@@ -1,0 +1,271 @@
+/* status — what `zarisctl status` and STATUS= show: a table (or one JSON
+ * object per instance after one for the supervisor) and a one-line summary.
+ * Part of the supervisor module (API in supervisor.h). */
+#include "supervisor/supervisor.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void human_bytes(long long v, char *buf, size_t size)
+{
+	static const char units[] = "BKMGT";
+	double d = (double)v;
+	int u = 0;
+
+	if (v < 0) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%lldB", v);
+	else
+		snprintf(buf, size, "%.1f%c", d, units[u]);
+}
+
+static void human_duration(int64_t ms, char *buf, size_t size)
+{
+	long long s = ms / 1000;
+
+	if (ms < 0)
+		snprintf(buf, size, "-");
+	else if (s < 60)
+		snprintf(buf, size, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%lldm%llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%lldh%lldm", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, size, "%lldd%lldh", s / 86400, s / 3600 % 24);
+}
+
+static void health_text(const struct sv_instance *i, const struct sv *s, int64_t now, char *buf, size_t size)
+{
+	switch (i->state) {
+	case SV_UNHEALTHY:
+		snprintf(buf, size, "unhealthy %d/%d", i->health_fails, s->conf->sv.health_failures);
+		break;
+	case SV_BACKOFF:
+	case SV_CRASHLOOP:
+		snprintf(buf, size, "%s (%d crashes, retry in %.1fs)", sv_state_name(i->state), i->crashes,
+			 (double)(i->timer_ms > now ? i->timer_ms - now : 0) / 1000.0);
+		break;
+	case SV_DOWN:
+		snprintf(buf, size, "%s", i->removed ? "removed" : "stopped");
+		break;
+	default:
+		snprintf(buf, size, "%s", sv_state_name(i->state));
+	}
+}
+
+/* Writes S as a JSON string literal (quotes included) into BUF. */
+static void json_str(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (size < 3) {
+		buf[0] = '\0';
+		return;
+	}
+	buf[n++] = '"';
+	for (; s && *s && n + 8 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c < 0x20) {
+			n += (size_t)snprintf(buf + n, size - n, "\\u%04x", c);
+		} else {
+			buf[n++] = (char)c;
+		}
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
+}
+
+struct row {
+	char cell[10][300];
+};
+
+enum {
+	C_NAME,
+	C_PID,
+	C_ROLE,
+	C_ADDR,
+	C_CORES,
+	C_MEM,
+	C_UPTIME,
+	C_RESTARTS,
+	C_HEALTH,
+	C_ERROR,
+	C__N
+};
+
+static void fill_row(const struct sv *s, const struct sv_instance *i, int64_t now, struct row *r)
+{
+	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
+	char used[32], limit[32];
+
+	snprintf(r->cell[C_NAME], sizeof(r->cell[0]), "%s", i->name);
+	snprintf(r->cell[C_PID], sizeof(r->cell[0]), "%s", "-");
+	if (i->pid > 0)
+		snprintf(r->cell[C_PID], sizeof(r->cell[0]), "%d", (int)i->pid);
+	if (n && n->role == ZCONF_ROLE_REPLICA)
+		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "replica-of %s*", n->replica_of);
+	else
+		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "primary");
+	if (n)
+		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "%s:%d", n->address, n->port);
+	else
+		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "-");
+	if (n && CPU_COUNT(&n->cores))
+		zconf_format_cores(&n->cores, r->cell[C_CORES], sizeof(r->cell[0]));
+	else
+		snprintf(r->cell[C_CORES], sizeof(r->cell[0]), "any");
+	human_bytes(i->pid > 0 ? i->info.used_memory : -1, used, sizeof(used));
+	if (n && n->maxmemory)
+		human_bytes((long long)n->maxmemory, limit, sizeof(limit));
+	else
+		snprintf(limit, sizeof(limit), "none");
+	snprintf(r->cell[C_MEM], sizeof(r->cell[0]), "%s/%s", used, limit);
+	human_duration(i->pid > 0 ? now - i->started_ms : -1, r->cell[C_UPTIME], sizeof(r->cell[0]));
+	snprintf(r->cell[C_RESTARTS], sizeof(r->cell[0]), "%d", i->restarts);
+	health_text(i, s, now, r->cell[C_HEALTH], sizeof(r->cell[0]));
+	snprintf(r->cell[C_ERROR], sizeof(r->cell[0]), "%s", i->last_error[0] ? i->last_error : "-");
+}
+
+static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
+{
+	static const char *const head[C__N] = { "INSTANCE", "PID",    "ROLE",	  "ADDRESS", "CORES",
+						"MEMORY",   "UPTIME", "RESTARTS", "HEALTH",  "LAST ERROR" };
+	static struct row rows[SV_MAX_INSTANCES];
+	int width[C__N];
+	char up[32], line[2048];
+	bool replicas = false;
+
+	human_duration(now - s->started_ms, up, sizeof(up));
+	sv_control_data(conn, "cluster %s, config %s, supervisor pid %d up %s",
+			s->conf->cluster_name ? s->conf->cluster_name : "-", s->config_path, (int)getpid(),
+			up);
+	if (s->config_error[0])
+		sv_control_data(conn,
+				"config error (last reload refused, previous config still in force): %s",
+				s->config_error);
+	if (s->job.n)
+		sv_control_data(conn, "restart job: %zu/%zu done, %s %s", s->job.done, s->job.total,
+				s->job.step_started ? "restarting" : "next", s->job.names[0]);
+	for (int c = 0; c < C__N; c++)
+		width[c] = (int)strlen(head[c]);
+	for (size_t k = 0; k < s->n_inst; k++) {
+		const struct zconf_node *n = zconf_find_node(s->conf, s->inst[k]->name);
+
+		fill_row(s, s->inst[k], now, &rows[k]);
+		replicas |= n && n->role == ZCONF_ROLE_REPLICA;
+		for (int c = 0; c < C__N; c++)
+			if ((int)strlen(rows[k].cell[c]) > width[c])
+				width[c] = (int)strlen(rows[k].cell[c]);
+	}
+	for (size_t k = 0; k <= s->n_inst; k++) {
+		size_t len = 0;
+
+		for (int c = 0; c < C__N; c++)
+			len += (size_t)snprintf(
+				line + len, sizeof(line) - len, "%-*s%s", c == C__N - 1 ? 0 : width[c],
+				k == 0 ? head[c] : rows[k - 1].cell[c], c == C__N - 1 ? "" : "  ");
+		sv_control_data(conn, "%s", line);
+	}
+	if (s->n_inst == 0)
+		sv_control_data(conn, "(no local instances in %s)", s->config_path);
+	if (replicas)
+		sv_control_data(conn,
+				"* replication is not supported yet: replicas run as standalone primaries");
+}
+
+static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
+{
+	char name[200], path[600], cerr[1500], summary[256], js[300];
+
+	sv_status_summary(s, summary, sizeof(summary));
+	json_str(s->conf->cluster_name ? s->conf->cluster_name : "", name, sizeof(name));
+	json_str(s->config_path, path, sizeof(path));
+	json_str(s->config_error, cerr, sizeof(cerr));
+	json_str(summary, js, sizeof(js));
+	sv_control_data(conn,
+			"{\"type\":\"supervisor\",\"cluster\":%s,\"config\":%s,\"config_error\":%s,"
+			"\"pid\":%d,\"uptime_ms\":%lld,\"ready\":%s,\"summary\":%s,\"job_pending\":%zu}",
+			name, path, s->config_error[0] ? cerr : "null", (int)getpid(),
+			(long long)(now - s->started_ms), s->ready_sent ? "true" : "false", js, s->job.n);
+	for (size_t k = 0; k < s->n_inst; k++) {
+		const struct sv_instance *i = s->inst[k];
+		const struct zconf_node *n = zconf_find_node(s->conf, i->name);
+		char iname[200], addr[120], cores[300], err[600], health[300], role[200];
+		struct row r;
+
+		fill_row(s, i, now, &r);
+		json_str(i->name, iname, sizeof(iname));
+		json_str(r.cell[C_ADDR], addr, sizeof(addr));
+		json_str(n && CPU_COUNT(&n->cores) ? r.cell[C_CORES] : "", cores, sizeof(cores));
+		json_str(i->last_error, err, sizeof(err));
+		json_str(r.cell[C_HEALTH], health, sizeof(health));
+		json_str(n && n->replica_of ? n->replica_of : "", role, sizeof(role));
+		sv_control_data(
+			conn,
+			"{\"type\":\"instance\",\"name\":%s,\"pid\":%d,\"role\":\"%s\",\"replica_of\":%s,"
+			"\"address\":%s,\"cores\":%s,\"used_memory\":%lld,\"maxmemory\":%llu,"
+			"\"uptime_ms\":%lld,\"restarts\":%d,\"crashes\":%d,\"state\":\"%s\","
+			"\"health\":%s,\"health_fails\":%d,\"last_error\":%s}",
+			iname, (int)i->pid, n && n->role == ZCONF_ROLE_REPLICA ? "replica" : "primary",
+			n && n->replica_of ? role : "null", addr, cores,
+			i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
+			(long long)(i->pid > 0 ? now - i->started_ms : -1), i->restarts, i->crashes,
+			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null");
+	}
+}
+
+void sv_status_write(struct sv *s, struct sv_conn *conn, int64_t now)
+{
+	if (conn->json)
+		write_json(s, conn, now);
+	else
+		write_text(s, conn, now);
+}
+
+void sv_status_summary(const struct sv *s, char *buf, size_t size)
+{
+	size_t up = 0, wanted = 0, len;
+
+	for (size_t k = 0; k < s->n_inst; k++) {
+		const struct sv_instance *i = s->inst[k];
+
+		if (i->removed || (i->state == SV_DOWN && !i->want_up))
+			continue;
+		wanted++;
+		up += i->state == SV_UP;
+	}
+	len = (size_t)snprintf(buf, size, "%zu/%zu instances up", up, wanted);
+	for (size_t k = 0; k < s->n_inst && len < size; k++) {
+		const struct sv_instance *i = s->inst[k];
+
+		if (i->state == SV_UP || i->removed)
+			continue;
+		if (i->state == SV_DOWN && !i->want_up) {
+			len += (size_t)snprintf(buf + len, size - len, "; %s stopped", i->name);
+			continue;
+		}
+		len += (size_t)snprintf(buf + len, size - len, "; %s %s", i->name, sv_state_name(i->state));
+		if ((i->state == SV_BACKOFF || i->state == SV_CRASHLOOP) && len < size)
+			len += (size_t)snprintf(buf + len, size - len, " (%d crashes)", i->crashes);
+	}
+	if (s->stopping && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "; stopping");
+	if (s->job.n && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "; restarting %zu/%zu", s->job.done + 1,
+					s->job.total);
+	if (s->config_error[0] && len < size)
+		snprintf(buf + len, size - len, "; config error: %s", s->config_error);
+}

@@ -1,0 +1,426 @@
+/* supervisor — see supervisor.h: configuration in force, reload by
+ * difference, the serial restart job, readiness. */
+#include "supervisor/supervisor.h"
+
+#include "supervisor/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values zarisd has when a live key is no longer set in the file (Redis's
+ * defaults), so removing a line from the file also reverts it live. */
+static const char *live_default(enum zconf_key k)
+{
+	switch (k) {
+	case ZCONF_K_MAXMEMORY:
+		return "0";
+	case ZCONF_K_MAXMEMORY_POLICY:
+		return "noeviction";
+	case ZCONF_K_REQUIREPASS:
+		return "";
+	case ZCONF_K_MAXCLIENTS:
+		return "10000";
+	case ZCONF_K_TIMEOUT:
+		return "0";
+	case ZCONF_K_PROTECTED_MODE:
+		return "yes";
+	case ZCONF_K_LOGLEVEL:
+		return "notice";
+	default:
+		return NULL;
+	}
+}
+
+struct sv_params sv_params(const struct sv *s)
+{
+	return (struct sv_params){ .conf = s->conf, .zarisd = s->zarisd };
+}
+
+struct sv_instance *sv_find(struct sv *s, const char *name)
+{
+	for (size_t k = 0; k < s->n_inst; k++)
+		if (strcmp(s->inst[k]->name, name) == 0)
+			return s->inst[k];
+	return NULL;
+}
+
+void sv_event(struct sv *s, struct sv_instance *i, enum sv_event event, int64_t now)
+{
+	struct sv_params p = sv_params(s);
+
+	sv_instance_event(i, event, &p, now);
+}
+
+static void add_instances(struct sv *s)
+{
+	for (size_t k = 0; k < s->conf->n_nodes; k++) {
+		const struct zconf_node *n = &s->conf->nodes[k];
+
+		if (!n->is_local || sv_find(s, n->name))
+			continue;
+		if (s->n_inst == SV_MAX_INSTANCES) {
+			sv_log(LOG_ERR, "more than %d local nodes; %s is not started", SV_MAX_INSTANCES,
+			       n->name);
+			continue;
+		}
+		s->inst[s->n_inst++] = sv_instance_new(n->name);
+	}
+}
+
+int sv_init(struct sv *s, const char *config_path, const char *node_list, const char *zarisd, int64_t now,
+	    struct zconf_error *err)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->control.listen_fd = -1;
+	rc = zconf_load_local(config_path, node_list, &s->conf, err);
+	if (rc < 0)
+		return rc;
+	/* Absolute, so messages name the file unambiguously. */
+	s->config_path = realpath(config_path, NULL);
+	if (!s->config_path)
+		s->config_path = strdup(config_path);
+	s->node_list = node_list ? strdup(node_list) : NULL;
+	s->zarisd = strdup(zarisd);
+	if (!s->config_path || !s->zarisd || (node_list && !s->node_list))
+		abort();
+	s->started_ms = s->loaded_ms = now;
+	add_instances(s);
+	return 0;
+}
+
+static void job_clear(struct sv_job *j)
+{
+	for (size_t k = 0; k < j->n; k++)
+		free(j->names[k]);
+	memset(j, 0, sizeof(*j));
+}
+
+void sv_fini(struct sv *s)
+{
+	for (size_t k = 0; k < s->n_inst; k++)
+		sv_instance_free(s->inst[k]);
+	job_clear(&s->job);
+	zconf_free(s->conf);
+	free(s->config_path);
+	free(s->node_list);
+	free(s->zarisd);
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Why the change from (OC, ON) to (NC, NN) needs a restart: the first
+ * restart-only setting that differs, or NULL when none does. */
+static const char *restart_reason(const struct zconf *oc, const struct zconf_node *on, const struct zconf *nc,
+				  const struct zconf_node *nn)
+{
+	if (on->port != nn->port)
+		return "port";
+	if (strcmp(on->address, nn->address) != 0)
+		return "address";
+	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+		const char *a = zconf_node_value(oc, on, (enum zconf_key)k);
+		const char *b = zconf_node_value(nc, nn, (enum zconf_key)k);
+
+		if (same(a, b))
+			continue;
+		if (!zconf_key_is_live((enum zconf_key)k) || (!b && !live_default((enum zconf_key)k)))
+			return zconf_key_name((enum zconf_key)k);
+	}
+	return NULL;
+}
+
+static void queue_live_changes(struct sv_instance *i, const struct zconf *oc, const struct zconf_node *on,
+			       const struct zconf *nc, const struct zconf_node *nn)
+{
+	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+		const char *a = zconf_node_value(oc, on, (enum zconf_key)k);
+		const char *b = zconf_node_value(nc, nn, (enum zconf_key)k);
+
+		if (same(a, b))
+			continue;
+		free(i->pending_set[k]);
+		i->pending_set[k] = strdup(b ? b : live_default((enum zconf_key)k));
+		i->next_check_ms = 0; /* apply it now, not at the next interval */
+		sv_log(LOG_NOTICE, "%s: %s changes live (CONFIG SET)", i->name,
+		       zconf_key_name((enum zconf_key)k));
+	}
+}
+
+static void job_remove(struct sv_job *j, const char *name)
+{
+	for (size_t k = 0; k < j->n; k++) {
+		if (strcmp(j->names[k], name) != 0 || (k == 0 && j->step_started))
+			continue;
+		free(j->names[k]);
+		memmove(&j->names[k], &j->names[k + 1], (j->n - k - 1) * sizeof(j->names[0]));
+		j->n--;
+		j->total--;
+		return;
+	}
+}
+
+/* Drops the head of the queue (whether or not its step started). */
+static void job_pop(struct sv_job *j)
+{
+	free(j->names[0]);
+	memmove(&j->names[0], &j->names[1], (j->n - 1) * sizeof(j->names[0]));
+	j->n--;
+	j->step_started = false;
+}
+
+int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
+{
+	struct zconf *nc;
+	struct zconf_error err;
+	const char *restart[SV_MAX_INSTANCES];
+	size_t n_restart = 0, n_started = 0, n_stopped = 0, n_live = 0;
+	struct sv_params p;
+	int rc;
+
+	sv_notify_reloading(&s->notify);
+	sv_log(LOG_NOTICE, "reloading %s", s->config_path);
+	rc = zconf_load_local(s->config_path, s->node_list, &nc, &err);
+	if (rc < 0) {
+		zconf_error_format(&err, s->config_error, sizeof(s->config_error));
+		sv_log(LOG_ERR, "reload refused, nothing changed: %s", s->config_error);
+		sv_notify_ready(&s->notify);
+		return -EINVAL;
+	}
+	s->config_error[0] = '\0';
+
+	for (size_t k = 0; k < s->n_inst; k++) {
+		struct sv_instance *i = s->inst[k];
+		const struct zconf_node *on = zconf_find_node(s->conf, i->name);
+		const struct zconf_node *nn = zconf_find_node(nc, i->name);
+		const char *why;
+
+		if (!nn || !nn->is_local) {
+			i->removed = true;
+			job_remove(&s->job, i->name);
+			n_stopped++;
+			sv_log(LOG_NOTICE, "%s: no longer in the file (or not local); stopping", i->name);
+			continue;
+		}
+		why = restart_reason(s->conf, on, nc, nn);
+		if (why) {
+			sv_log(LOG_NOTICE, "%s: %s changed; restart queued", i->name, why);
+			restart[n_restart++] = i->name;
+			continue;
+		}
+		size_t before = 0;
+		for (int q = 0; q < ZCONF_K__COUNT; q++)
+			before += i->pending_set[q] != NULL;
+		queue_live_changes(i, s->conf, on, nc, nn);
+		for (int q = 0; q < ZCONF_K__COUNT; q++)
+			n_live += i->pending_set[q] != NULL;
+		n_live -= before;
+	}
+	zconf_free(s->conf);
+	s->conf = nc;
+	s->loaded_ms = now;
+	p = sv_params(s);
+	for (size_t k = 0; k < s->n_inst; k++)
+		if (s->inst[k]->removed)
+			sv_instance_event(s->inst[k], SV_EV_STOP, &p, now);
+	size_t before = s->n_inst;
+	add_instances(s);
+	for (size_t k = before; k < s->n_inst; k++, n_started++)
+		sv_instance_event(s->inst[k], SV_EV_START, &p, now);
+	sv_log(LOG_NOTICE, "reloaded: %zu started, %zu stopped, %zu to restart, %zu live changes", n_started,
+	       n_stopped, n_restart, n_live);
+	/* A running job (another client's rolling restart) simply gets these
+	 * appended; only an idle job reports to this reload's client. */
+	if (n_restart == 0 || sv_job_queue(s, restart, n_restart, s->job.n ? 0 : conn_id, json, now) < 0) {
+		sv_notify_ready(&s->notify);
+		return 0;
+	}
+	s->job.reload_ready = true;
+	return 1;
+}
+
+int sv_job_queue(struct sv *s, const char *const *names, size_t n, uint64_t conn_id, bool json, int64_t now)
+{
+	struct sv_job *j = &s->job;
+
+	if (j->n && j->conn_id && conn_id)
+		return -EBUSY;
+	if (j->n == 0) {
+		j->done = j->total = 0;
+		j->deadline_ms = now + s->conf->sv.start_timeout_ms + s->conf->sv.stop_timeout_ms;
+	}
+	for (size_t k = 0; k < (n ? n : s->n_inst); k++) {
+		const char *name = n ? names[k] : s->inst[k]->name;
+		bool dup = false;
+
+		if (!n && s->inst[k]->removed)
+			continue;
+		for (size_t q = 0; q < j->n; q++)
+			dup |= strcmp(j->names[q], name) == 0 && !(q == 0 && j->step_started);
+		if (dup || j->n == SV_MAX_INSTANCES)
+			continue;
+		j->names[j->n] = strdup(name);
+		if (!j->names[j->n])
+			abort();
+		j->n++;
+		j->total++;
+	}
+	if (conn_id) {
+		j->conn_id = conn_id;
+		j->conn_json = json;
+	}
+	return 0;
+}
+
+static void job_report(struct sv *s, const char *name, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void job_report(struct sv *s, const char *name, const char *event, const char *fmt, ...)
+{
+	struct sv_conn *c = s->job.conn_id ? sv_control_find(&s->control, s->job.conn_id) : NULL;
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sv_log(LOG_NOTICE, "restart job: %s", msg);
+	if (!c)
+		return;
+	if (s->job.conn_json)
+		sv_control_data(
+			c,
+			"{\"step\":%zu,\"of\":%zu,\"instance\":\"%s\",\"event\":\"%s\",\"message\":\"%s\"}",
+			s->job.done + (strcmp(event, "up") == 0 ? 0 : 1), s->job.total, name, event, msg);
+	else
+		sv_control_data(c, "[%zu/%zu] %s", s->job.done + (strcmp(event, "up") == 0 ? 0 : 1),
+				s->job.total, msg);
+}
+
+static void job_finish(struct sv *s, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void job_finish(struct sv *s, bool ok, const char *fmt, ...)
+{
+	struct sv_conn *c = s->job.conn_id ? sv_control_find(&s->control, s->job.conn_id) : NULL;
+	bool ready = s->job.reload_ready;
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sv_log(ok ? LOG_NOTICE : LOG_ERR, "restart job: %s", msg);
+	if (c)
+		sv_control_end(c, ok, "%s", msg);
+	job_clear(&s->job);
+	if (ready)
+		sv_notify_ready(&s->notify);
+}
+
+static bool others_up(const struct sv *s, const struct sv_instance *except)
+{
+	for (size_t k = 0; k < s->n_inst; k++) {
+		const struct sv_instance *i = s->inst[k];
+
+		if (i == except || i->removed || (i->state == SV_DOWN && !i->want_up))
+			continue;
+		if (i->state != SV_UP)
+			return false;
+	}
+	return true;
+}
+
+void sv_job_step(struct sv *s, int64_t now)
+{
+	struct sv_job *j = &s->job;
+	const struct zconf_supervisor *t = &s->conf->sv;
+	struct sv_instance *i = NULL;
+
+	while (j->n) {
+		i = sv_find(s, j->names[0]);
+		/* Removed by a reload or stopped by the operator, before or during
+		 * its step: nothing to wait for. */
+		if (!i || i->removed || (i->state == SV_DOWN && !i->want_up)) {
+			job_report(s, j->names[0], "skipped", "%s is stopped or gone; skipped", j->names[0]);
+			job_pop(j);
+			i = NULL;
+			continue;
+		}
+		break;
+	}
+	if (j->n == 0) {
+		if (j->total || j->conn_id || j->reload_ready)
+			job_finish(s, true, "restart job done: %zu instance(s) restarted", j->done);
+		return;
+	}
+	if (!i)
+		return; /* not reached: the loop above leaves names[0] existing */
+	if (!j->step_started) {
+		if (!others_up(s, NULL) && !(i->state != SV_UP && others_up(s, i))) {
+			if (now >= j->deadline_ms)
+				job_finish(s, false,
+					   "gave up: instances were not all up before restarting %s",
+					   i->name);
+			return;
+		}
+		j->old_pid = i->pid;
+		j->step_started = true;
+		j->deadline_ms = now + t->stop_timeout_ms + t->start_timeout_ms;
+		job_report(s, i->name, "restarting", "restarting %s (pid %d)", i->name, (int)i->pid);
+		sv_event(s, i, SV_EV_RESTART, now);
+		return;
+	}
+	if (i->state == SV_UP && i->pid != j->old_pid) {
+		j->done++;
+		job_report(s, i->name, "up", "%s is up again (pid %d)", i->name, (int)i->pid);
+		job_pop(j);
+		j->deadline_ms = now + t->stop_timeout_ms + t->start_timeout_ms;
+		if (j->n == 0)
+			job_finish(s, true, "restart job done: %zu instance(s) restarted", j->done);
+		return;
+	}
+	if (now >= j->deadline_ms || i->state == SV_CRASHLOOP)
+		job_finish(s, false, "%s did not come back healthy (%s); stopped before the next instance",
+			   i->name, i->last_error[0] ? i->last_error : sv_state_name(i->state));
+}
+
+bool sv_all_up(const struct sv *s)
+{
+	return others_up(s, NULL);
+}
+
+bool sv_all_down(const struct sv *s)
+{
+	for (size_t k = 0; k < s->n_inst; k++)
+		if (sv_instance_is_running(s->inst[k]))
+			return false;
+	return true;
+}
+
+void sv_housekeeping(struct sv *s, int64_t now)
+{
+	char summary[256];
+
+	for (size_t k = 0; k < s->n_inst;) {
+		struct sv_instance *i = s->inst[k];
+
+		if (i->removed && i->state == SV_DOWN && !sv_instance_is_running(i)) {
+			sv_instance_free(i);
+			s->inst[k] = s->inst[--s->n_inst];
+			continue;
+		}
+		k++;
+	}
+	sv_status_summary(s, summary, sizeof(summary));
+	sv_notify_status(&s->notify, summary);
+	if (!s->ready_sent && !s->stopping && sv_all_up(s)) {
+		s->ready_sent = true;
+		sv_log(LOG_NOTICE, "all %zu local instance(s) answer; ready", s->n_inst);
+		sv_notify_ready(&s->notify);
+	}
+}

@@ -1,0 +1,96 @@
+/* supervisor — the state of one zaris-supervisor: the configuration in
+ * force, the local instances, the serial restart job (rolling restarts and
+ * the restarts a reload needs), readiness and the status it reports. The
+ * poll loop in main.c drives it; everything here runs on that one thread.
+ *
+ * Reload = load and validate the file into a new struct zconf; if that
+ * fails nothing changes except config_error (shown in status and STATUS=).
+ * Otherwise the difference is applied: removed instances stop, new ones
+ * start, instances whose restart-only settings changed are queued on the
+ * restart job (one at a time, each up again before the next), and settings
+ * zarisd can change live are sent with CONFIG SET on the next health check.
+ */
+#ifndef SV_SUPERVISOR_H
+#define SV_SUPERVISOR_H
+
+#include "config/zconf.h"
+#include "supervisor/control.h"
+#include "supervisor/instance.h"
+#include "supervisor/notify.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SV_MAX_INSTANCES 64
+
+/* The serial restart queue. Invariant: at most one instance of the queue is
+ * being restarted at a time (step_started), and a step starts only when
+ * every other wanted instance is up, so two are never down at once by our
+ * doing. */
+struct sv_job {
+	char *names[SV_MAX_INSTANCES]; /* instances still to restart, in order */
+	size_t n;
+	size_t done, total;  /* progress for the messages */
+	bool step_started;   /* names[0] has been told to restart */
+	pid_t old_pid;	     /* its pid before the restart */
+	int64_t deadline_ms; /* the current step (or the wait before it) fails after */
+	uint64_t conn_id;    /* control connection to report to, 0 = none */
+	bool conn_json;
+	bool reload_ready; /* send READY=1 when the queue empties */
+};
+
+struct sv {
+	struct zconf *conf; /* in force; never NULL after sv_init */
+	char *config_path;
+	char *node_list; /* --node, or NULL for auto */
+	char *zarisd;
+	struct sv_instance *inst[SV_MAX_INSTANCES];
+	size_t n_inst;
+	struct sv_job job;
+	struct sv_notify notify;
+	struct sv_control control;
+	bool ready_sent;	/* READY=1 was sent for start-up */
+	bool stopping;		/* SIGTERM received */
+	char config_error[700]; /* last failed reload, "" when none */
+	int64_t started_ms;
+	int64_t loaded_ms; /* when the configuration in force was loaded */
+};
+
+/* Loads the configuration and prepares S (instances created, not started).
+ * Returns 0, or the zconf_load error (ERR filled in). */
+int sv_init(struct sv *s, const char *config_path, const char *node_list, const char *zarisd, int64_t now,
+	    struct zconf_error *err);
+void sv_fini(struct sv *s);
+
+/* The parameters instances act with. */
+struct sv_params sv_params(const struct sv *s);
+/* Instance called NAME, or NULL. */
+struct sv_instance *sv_find(struct sv *s, const char *name);
+/* Sends EVENT to instance I. */
+void sv_event(struct sv *s, struct sv_instance *i, enum sv_event event, int64_t now);
+
+/* Reloads the file (see the file comment). Returns 0, or -EINVAL when the
+ * file is invalid (S unchanged, config_error set, logged). CONN_ID, when
+ * not 0, receives the progress of the restarts it causes. */
+int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json);
+
+/* Queues NAMES (all instances when N is 0) on the restart job. Returns
+ * -EBUSY when a job is already running for another client. */
+int sv_job_queue(struct sv *s, const char *const *names, size_t n, uint64_t conn_id, bool json, int64_t now);
+/* Advances the job; call every loop iteration. */
+void sv_job_step(struct sv *s, int64_t now);
+
+/* Frees removed instances that are down; refreshes STATUS= and sends
+ * READY=1 when due. Call every loop iteration. */
+void sv_housekeeping(struct sv *s, int64_t now);
+/* Whether every instance that should be up answers health checks. */
+bool sv_all_up(const struct sv *s);
+/* Whether no instance has a process (shutdown may finish). */
+bool sv_all_down(const struct sv *s);
+
+/* status.c: writes the status table (or JSON) as data lines to CONN. */
+void sv_status_write(struct sv *s, struct sv_conn *conn, int64_t now);
+/* One-line summary for STATUS= ("2/2 up" ...). */
+void sv_status_summary(const struct sv *s, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,320 @@
+"""svlib — shared harness of the zaris-supervisor tests (tests/supervisor/*.t).
+
+A test builds a cluster file in a private temp dir, starts zaris-supervisor
+against $ZARIS_BUILD/zarisd with its own NOTIFY_SOCKET (an AF_UNIX datagram
+socket this harness reads, playing systemd) and its own control socket, then
+drives it with zarisctl and real Redis clients. Everything it started is
+stopped by PID at the end (never by name); every wait is bounded.
+
+TAP: ok(), diag(), skip_all(), done() print a plain TAP stream for prove.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import redis
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("ZARIS_BUILD", os.path.join(REPO, "build"))
+ZARISD = os.path.join(BUILD, "zarisd")
+SUPERVISOR = os.path.join(BUILD, "zaris-supervisor")
+ZARISCTL = os.path.join(BUILD, "zarisctl")
+
+# ---- TAP ---------------------------------------------------------------------
+_n = 0
+_failed = 0
+
+
+def ok(cond, name):
+    global _n, _failed
+    _n += 1
+    if not cond:
+        _failed += 1
+    print("%sok %d - %s" % ("" if cond else "not ", _n, name), flush=True)
+    return bool(cond)
+
+
+def skip(why):
+    """One test point skipped, with its reason."""
+    global _n
+    _n += 1
+    print("ok %d # SKIP %s" % (_n, why), flush=True)
+
+
+def diag(msg):
+    for line in str(msg).splitlines() or [""]:
+        print("# " + line, flush=True)
+
+
+def skip_all(why):
+    print("1..0 # SKIP " + why, flush=True)
+    sys.exit(0)
+
+
+def done():
+    print("1..%d" % _n, flush=True)
+    sys.exit(1 if _failed else 0)
+
+
+def require_binaries():
+    for b in (ZARISD, SUPERVISOR, ZARISCTL):
+        if not os.access(b, os.X_OK):
+            skip_all("%s is not built (run make)" % b)
+
+
+# ---- helpers -------------------------------------------------------------------
+def free_ports(n):
+    """N distinct free TCP ports on 127.0.0.1 (held open together so they
+    differ; a tiny race with other tests remains, as everywhere)."""
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def wait_for(pred, timeout=10.0, step=0.02):
+    """Polls PRED until it returns a true value or TIMEOUT passes; returns the
+    last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() >= end:
+            return v
+        time.sleep(step)
+
+
+def ping(port, timeout=1.0, password=None):
+    try:
+        r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=timeout,
+                        socket_connect_timeout=timeout, password=password)
+        ok_ = r.ping()
+        r.close()
+        return ok_
+    except Exception:
+        return False
+
+
+def client(port, password=None):
+    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=2,
+                       socket_connect_timeout=2, password=password, decode_responses=True)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+FAST = """supervisor = {
+  health-interval = "100ms";
+  health-timeout = "1s";
+  health-failures = 2;
+  start-timeout = "10s";
+  stop-timeout = "1s";
+  backoff-min = "100ms";
+  backoff-max = "1600ms";
+  crash-loop-restarts = 3;
+  stable-after = "60s";
+};
+"""
+
+
+def node_conf(nodes, cluster="", supervisor=FAST):
+    """A cluster file: NODES is a list of dicts (name, port, and any other
+    key with a ready-made libconfig value string)."""
+    out = ['cluster = { name = "test"; threads = 1; %s };' % cluster, supervisor, "nodes = ("]
+    items = []
+    for n in nodes:
+        kv = ['name = "%s"' % n["name"], 'address = "%s"' % n.get("address", "127.0.0.1"),
+              "port = %d" % n["port"]]
+        for k, v in n.items():
+            if k not in ("name", "address", "port"):
+                kv.append("%s = %s" % (k, v))
+        items.append("  { " + "; ".join(kv) + "; }")
+    out.append(",\n".join(items))
+    out.append(");")
+    return "\n".join(out) + "\n"
+
+
+class Supervisor:
+    """One zaris-supervisor under test, with a fake systemd notify socket."""
+
+    def __init__(self, conf_text, watchdog_usec=300000, extra_args=(), zarisd_via_env=False):
+        self.dir = tempfile.mkdtemp(prefix="zsup-")
+        self.conf = os.path.join(self.dir, "zaris.conf")
+        self.sock = os.path.join(self.dir, "ctl.sock")
+        self.log = os.path.join(self.dir, "supervisor.log")
+        self.write_conf(conf_text)
+        self.notify_path = os.path.join(self.dir, "notify.sock")
+        self.nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.nsock.bind(self.notify_path)
+        self.nsock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.nsock.settimeout(0.1)
+        self.messages = []   # (monotonic time, sender pid, text)
+        self.lock = threading.Lock()
+        self.stop_reader = False
+        self.reader = threading.Thread(target=self._read_notify, daemon=True)
+        self.reader.start()
+        env = dict(os.environ)
+        env["NOTIFY_SOCKET"] = self.notify_path
+        if watchdog_usec:
+            env["WATCHDOG_USEC"] = str(watchdog_usec)
+        env.pop("WATCHDOG_PID", None)
+        zargs = ["--zarisd", ZARISD]
+        if zarisd_via_env:
+            env["ZARISD"] = ZARISD
+            zargs = []
+        self.logf = open(self.log, "w")
+        self.proc = subprocess.Popen(
+            [SUPERVISOR, "--config", self.conf, "--control-socket", self.sock] + zargs
+            + list(extra_args),
+            env=env, stdout=self.logf, stderr=subprocess.STDOUT)
+        self.known_pids = set()
+
+    def write_conf(self, text):
+        tmp = self.conf + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, self.conf)
+
+    def _read_notify(self):
+        while not self.stop_reader:
+            try:
+                msg, anc, _, _ = self.nsock.recvmsg(4096, socket.CMSG_SPACE(12))
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            pid = None
+            for level, typ, data in anc:
+                if level == socket.SOL_SOCKET and typ == socket.SCM_CREDENTIALS:
+                    pid = int.from_bytes(data[0:4], "little")
+            with self.lock:
+                self.messages.append((time.monotonic(), pid, msg.decode()))
+
+    def notify_lines(self, since=0.0):
+        """Every KEY=VALUE line received after monotonic time SINCE."""
+        with self.lock:
+            msgs = list(self.messages)
+        out = []
+        for t, pid, text in msgs:
+            if t >= since:
+                out.extend((t, pid, l) for l in text.split("\n") if l)
+        return out
+
+    def wait_notify(self, prefix, since=0.0, timeout=10.0):
+        def find():
+            for t, pid, l in self.notify_lines(since):
+                if l.startswith(prefix):
+                    return (t, pid, l)
+            return None
+        return wait_for(find, timeout)
+
+    def ctl(self, *args, timeout=30):
+        r = subprocess.run([ZARISCTL, "--control-socket", self.sock] + list(args),
+                           capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr
+
+    def status(self):
+        """(supervisor dict, {name: instance dict}) or (None, {})."""
+        rc, out, _ = self.ctl("--json", "status")
+        if rc != 0:
+            return None, {}
+        sup, inst = None, {}
+        for line in out.splitlines():
+            d = json.loads(line)
+            if d.get("type") == "supervisor":
+                sup = d
+            elif d.get("type") == "instance":
+                inst[d["name"]] = d
+                if d["pid"] > 0:
+                    self.known_pids.add(d["pid"])
+        return sup, inst
+
+    def instance(self, name):
+        return self.status()[1].get(name)
+
+    def wait_state(self, name, state, timeout=10.0, pred=None):
+        def check():
+            i = self.instance(name)
+            if i and i["state"] == state and (pred is None or pred(i)):
+                return i
+            return None
+        return wait_for(check, timeout, step=0.05)
+
+    def wait_all_up(self, timeout=15.0):
+        def check():
+            sup, inst = self.status()
+            return inst if inst and all(i["state"] == "up" for i in inst.values()) else None
+        return wait_for(check, timeout, step=0.05)
+
+    def log_text(self):
+        self.logf.flush()
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+    def stop(self, timeout=10.0):
+        """SIGTERM, wait, SIGKILL; returns the exit code (None if killed)."""
+        rc = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        else:
+            rc = self.proc.returncode
+        return rc
+
+    def cleanup(self):
+        self.stop()
+        # Instances die with the supervisor (PDEATHSIG); make sure of the
+        # ones we saw, by PID only.
+        for pid in self.known_pids:
+            if pid_alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        log = self.log_text()
+        if "Sanitizer" in log:
+            ok(False, "no sanitizer report in the supervisor's log")
+            diag(log[log.find("=="):][:3000])
+        self.stop_reader = True
+        self.reader.join(2)
+        self.nsock.close()
+        self.logf.close()
+        if os.environ.get("ZARIS_KEEP_TMP"):
+            diag("kept " + self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def port_blocker(port):
+    """A listening socket on PORT that never answers (zarisd cannot bind it,
+    health checks connect but get nothing). Close it to release the port."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    return s
