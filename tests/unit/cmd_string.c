@@ -57,7 +57,9 @@ static const char *dummy_encoding(const void *o)
 	(void)o;
 	return "quicklist";
 }
-static const struct store_type_ops dummy_ops = { dummy_free, dummy_dup, dummy_memory, dummy_encoding };
+static const struct store_type_ops dummy_ops = {
+	.free = dummy_free, .dup = dummy_dup, .memory = dummy_memory, .encoding = dummy_encoding
+};
 
 static void lock_all(bool lock)
 {

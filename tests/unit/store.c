@@ -99,7 +99,9 @@ static const char *blob_enc(const void *o)
 {
 	return "blob";
 }
-static const struct store_type_ops blob_ops = { blob_free, blob_dup, blob_mem, blob_enc };
+static const struct store_type_ops blob_ops = {
+	.free = blob_free, .dup = blob_dup, .memory = blob_mem, .encoding = blob_enc
+};
 
 static struct blob *blob_new(const char *s)
 {

@@ -52,11 +52,43 @@ struct client;
 										X(cmd_command_getkeys)       \
 											X(cmd_command_help)
 
+/* cmd_hash.c */
+#define HASH_HANDLERS(X)
+
+/* cmd_set.c */
+#define SET_HANDLERS(X)
+
+/* cmd_zset.c */
+#define ZSET_HANDLERS(X)
+
+/* cmd_list.c (and the blocking pops) */
+#define LIST_HANDLERS(X)
+
+/* cmd_bitmap.c, cmd_hll.c */
+#define BITMAP_HANDLERS(X)
+
+/* cmd_multi.c */
+#define MULTI_HANDLERS(X)
+
+/* cmd_pubsub.c */
+#define PUBSUB_HANDLERS(X)
+
+/* cmd_persist.c */
+#define PERSIST_HANDLERS(X)
+
 /* clang-format on */
 
 STRING_HANDLERS(HANDLER)
 KEYS_HANDLERS(HANDLER)
 SERVER_HANDLERS(HANDLER)
+HASH_HANDLERS(HANDLER)
+SET_HANDLERS(HANDLER)
+ZSET_HANDLERS(HANDLER)
+LIST_HANDLERS(HANDLER)
+BITMAP_HANDLERS(HANDLER)
+MULTI_HANDLERS(HANDLER)
+PUBSUB_HANDLERS(HANDLER)
+PERSIST_HANDLERS(HANDLER)
 
 #undef HANDLER
 

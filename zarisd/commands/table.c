@@ -164,6 +164,22 @@ static struct command command_rows[] = {
 	CONTAINER("object", -2, 0, object_subcommands, "generic", "2.2.3", "A container for object introspection commands."),
 	CONTAINER("memory", -2, 0, memory_subcommands, "server", "4.0.0", "A container for memory diagnostics commands."),
 
+	/* --- hashes (cmd_hash.c) --- */
+
+	/* --- sets (cmd_set.c) --- */
+
+	/* --- sorted sets (cmd_zset.c) --- */
+
+	/* --- lists and blocking pops (cmd_list.c) --- */
+
+	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c) --- */
+
+	/* --- transactions (cmd_multi.c) --- */
+
+	/* --- pub/sub (cmd_pubsub.c) --- */
+
+	/* --- persistence (cmd_persist.c) --- */
+
 	/* --- server and connection (cmd_conn.c, cmd_server.c, cmd_client.c, cmd_config.c,
 	 *     cmd_command.c, cmd_info.c) --- */
 	ROW("ping", -1, F | KL, 0, 0, 0, cmd_ping, "connection", "1.0.0", "Returns the server's liveliness response."),

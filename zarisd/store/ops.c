@@ -37,8 +37,16 @@ static void free_value(struct store *s, const struct entry *e)
 	}
 }
 
+_Thread_local uint64_t store_dirty_count;
+
+uint64_t store_thread_dirty(void)
+{
+	return store_dirty_count;
+}
+
 void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 {
+	store_dirty_count++;
 	free_value(s, e);
 	dict_bytes_add(d, -(int64_t)zr_usable(e));
 	zr_free(e);

@@ -37,6 +37,8 @@ struct store *store_create(unsigned databases, unsigned shard_bits)
 		for (unsigned db = 0; db < databases; db++)
 			dict_init(&sh->db[db], &s->live[db]);
 	}
+	for (int t = 0; t < STORE_TYPE_COUNT; t++)
+		s->ops[t] = store_builtin_types[t];
 	atomic_init(&s->policy, STORE_EVICT_NOEVICTION);
 	atomic_init(&s->samples, 5);
 	atomic_init(&s->lfu_log_factor, 10);

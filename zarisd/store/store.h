@@ -50,13 +50,24 @@ enum store_evict_policy {
 	STORE_EVICT_VOLATILE_TTL,
 };
 
-/* How a non-string value is freed, copied and measured; registered once per
- * type by the module that implements it (issue: data types). */
+/* Receives one command of a rewrite (see store_type_ops.rewrite): ARGC
+ * arguments ARGV[i] of LENS[i] bytes, borrowed for the call. Returns 0 to
+ * go on, non-zero to stop the rewrite. */
+typedef int (*store_emit_fn)(int argc, const char *const *argv, const size_t *lens, void *ctx);
+
+/* How a non-string value is freed, copied, measured and rebuilt. Each type
+ * module (store/<type>.c) defines one, listed in store/types.c, and
+ * store_create() registers them all. */
 struct store_type_ops {
 	void (*free)(void *obj);
 	void *(*dup)(const void *obj);		  /* deep copy, for COPY */
 	size_t (*memory)(const void *obj);	  /* bytes held, for MEMORY USAGE */
 	const char *(*encoding)(const void *obj); /* OBJECT ENCODING */
+	/* Emits the commands that rebuild OBJ under KEY from nothing (RPUSH,
+	 * SADD, ZADD, HSET ... in batches of at most 64 elements), for the
+	 * append-only log's rewrite and for snapshots. No TTL (the caller
+	 * adds it). Returns 0 or EMIT's first non-zero result. */
+	int (*rewrite)(const void *obj, const char *key, size_t klen, store_emit_fn emit, void *ctx);
 };
 
 /* Counters, read with relaxed loads; for INFO. */
@@ -218,6 +229,11 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
  * share of the shards and deletes expired ones, for at most BUDGET_US. */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
+/* Changes (writes, deletions, expiries, evictions) the calling thread has
+ * made so far. The dispatcher compares it around a command to know that the
+ * command changed the keyspace (Redis's server.dirty). */
+uint64_t store_thread_dirty(void);
+
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
  * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
  * or no candidate keys). Takes shard locks itself: call holding none. */

@@ -86,12 +86,21 @@ static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
 /* A new version for a write on shard SH (lock held): a hybrid clock —
  * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
  * is strictly monotonic per shard and roughly time-ordered across them. */
+/* Modifications made by this thread (store_thread_dirty): counted where a
+ * version is stamped and where an entry is freed. */
+extern _Thread_local uint64_t store_dirty_count;
+
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
 {
+	store_dirty_count++;
 	uint64_t wall = (uint64_t)atomic_load_explicit(&s->clock_ms, memory_order_relaxed) << 16;
 	sh->last_version = wall > sh->last_version ? wall : sh->last_version + 1;
 	return sh->last_version;
 }
+
+/* The ops of every non-string type, indexed by enum store_type (types.c);
+ * NULL for strings. */
+extern const struct store_type_ops *const store_builtin_types[STORE_TYPE_COUNT];
 
 /* Frees E's value and E, adjusting D's byte count. E is already unlinked. */
 void store_entry_free(struct store *s, struct dict *d, struct entry *e);
