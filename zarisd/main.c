@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config/zconf.h"
+#include "zarisd/commands/mailbox.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -236,6 +237,7 @@ int main(int argc, char **argv)
 	server_settings_changed(&srv);
 	srv.clients = registry_create(nworkers);
 	srv.slowlog = slowlog_create();
+	srv.mailbox = mailbox_create(nworkers);
 	srv.nworkers = nworkers;
 	srv.start_ms = zr_time_ms();
 	srv.start_mono_us = zr_mono_us();
@@ -251,6 +253,7 @@ int main(int argc, char **argv)
 		unlink(cfg.pidfile);
 	if (rc == 0)
 		zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
+	mailbox_destroy(srv.mailbox);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);
 	store_destroy(srv.store);

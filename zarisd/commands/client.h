@@ -62,11 +62,15 @@ struct client {
 	_Atomic int shared_flags;	    /* copy of flags for CLIENT LIST (N, x...) */
 	_Atomic int shared_resp;	    /* copy of resp */
 	struct client *reg_next, *reg_prev; /* registry list, under the worker's lock */
+	struct client *reg_hnext;	    /* registry id index chain (owning worker only) */
 	char *name;			    /* CLIENT SETNAME; guarded by the worker's client-list lock */
 	char addr[64];			    /* "ip:port" of the peer */
 	char laddr[64];			    /* "ip:port" of our end */
 	int fd;
 	uint8_t resp; /* 2 or 3, mirrored in out.resp */
+	/* appendfsync always: the replies queued so far may be sent only once
+	 * srv->journal_durable >= journal_seq (0 = nothing to wait for) */
+	uint64_t journal_seq;
 };
 
 #endif

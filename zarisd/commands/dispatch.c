@@ -42,6 +42,12 @@ void dispatch_client_init(struct client *c, struct server *srv, unsigned worker,
 		c->flags |= CLIENT_AUTHENTICATED;
 }
 
+void dispatch_client_free(struct client *c)
+{
+	/* One line per module that keeps per-client state. */
+	(void)c;
+}
+
 static void reply_unknown_command(struct client *c)
 {
 	char args[256];

@@ -23,4 +23,9 @@ enum dispatch_result dispatch_command(struct client *c);
  * authentication state from requirepass. */
 void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws);
 
+/* The client is going away (its connection closes): every module that
+ * keeps state about it (subscriptions, blocked keys, watched keys) drops
+ * it here. Owning worker only, before the client's memory is freed. */
+void dispatch_client_free(struct client *c);
+
 #endif

@@ -11,6 +11,11 @@
 struct registry_worker {
 	pthread_mutex_t lock; /* guards head and the names of this worker's clients */
 	struct client *head;
+	/* id -> client, chained through reg_hnext; touched only by the owning
+	 * worker (add, remove and find all run on its thread) */
+	struct client **index;
+	size_t index_size; /* power of two */
+	size_t count;
 	bool kill_pending; /* a client was marked since the last flush */
 	char pad[64];
 };
@@ -35,15 +40,66 @@ void registry_destroy(struct registry *r)
 {
 	if (!r)
 		return;
-	for (unsigned i = 0; i < r->nworkers; i++)
+	for (unsigned i = 0; i < r->nworkers; i++) {
 		pthread_mutex_destroy(&r->workers[i].lock);
+		zr_free(r->workers[i].index);
+	}
 	zr_free(r->workers);
 	zr_free(r);
+}
+
+static size_t id_slot(const struct registry_worker *w, uint64_t id)
+{
+	return (size_t)(id * 0x9E3779B97F4A7C15ULL >> 17) & (w->index_size - 1);
+}
+
+static void index_insert(struct registry_worker *w, struct client *c)
+{
+	if (w->count + 1 > w->index_size) {
+		size_t old_size = w->index_size;
+		struct client **old = w->index;
+		w->index_size = old_size ? old_size * 2 : 64;
+		w->index = zr_calloc(w->index_size, sizeof(*w->index));
+		for (size_t i = 0; i < old_size; i++)
+			for (struct client *p = old[i], *next; p; p = next) {
+				next = p->reg_hnext;
+				size_t k = id_slot(w, p->id);
+				p->reg_hnext = w->index[k];
+				w->index[k] = p;
+			}
+		zr_free(old);
+	}
+	size_t k = id_slot(w, c->id);
+	c->reg_hnext = w->index[k];
+	w->index[k] = c;
+	w->count++;
+}
+
+static void index_remove(struct registry_worker *w, struct client *c)
+{
+	for (struct client **pp = &w->index[id_slot(w, c->id)]; *pp; pp = &(*pp)->reg_hnext)
+		if (*pp == c) {
+			*pp = c->reg_hnext;
+			w->count--;
+			return;
+		}
+}
+
+struct client *registry_find_local(struct registry *r, unsigned worker, uint64_t id)
+{
+	struct registry_worker *w = &r->workers[worker];
+	if (!w->index_size)
+		return NULL;
+	for (struct client *p = w->index[id_slot(w, id)]; p; p = p->reg_hnext)
+		if (p->id == id)
+			return p;
+	return NULL;
 }
 
 void registry_add(struct registry *r, struct client *c)
 {
 	struct registry_worker *w = &r->workers[c->worker];
+	index_insert(w, c);
 	pthread_mutex_lock(&w->lock);
 	c->reg_prev = NULL;
 	c->reg_next = w->head;
@@ -57,6 +113,7 @@ void registry_add(struct registry *r, struct client *c)
 void registry_remove(struct registry *r, struct client *c)
 {
 	struct registry_worker *w = &r->workers[c->worker];
+	index_remove(w, c);
 	pthread_mutex_lock(&w->lock);
 	if (c->reg_prev)
 		c->reg_prev->reg_next = c->reg_next;

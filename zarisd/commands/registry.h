@@ -26,6 +26,10 @@ void registry_remove(struct registry *r, struct client *c);
 /* Replaces c's name (NAME consumed, may be NULL); owning worker only. */
 void registry_set_name(struct registry *r, struct client *c, char *name);
 
+/* The client of WORKER with id ID, or NULL. Only WORKER's own thread may
+ * call it (the index is the owner's alone). */
+struct client *registry_find_local(struct registry *r, unsigned worker, uint64_t id);
+
 /* Calls FN for every client of every worker, under each worker's lock in
  * turn. FN must not block or take shard locks. */
 typedef void (*registry_visit_fn)(struct client *c, void *ctx);

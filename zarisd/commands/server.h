@@ -16,6 +16,7 @@ struct registry;
 struct worker_stats;
 struct slowlog;
 struct client;
+struct mailbox;
 
 enum pause_mode {
 	PAUSE_NONE = 0,
@@ -29,6 +30,7 @@ struct server {
 	struct registry *clients;     /* every connection, grouped by worker */
 	struct worker_stats **wstats; /* [nworkers], each written only by its worker */
 	struct slowlog *slowlog;
+	struct mailbox *mailbox; /* work posted to clients of other workers */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
 	int64_t start_mono_us;
@@ -47,6 +49,10 @@ struct server {
 	void *wake_ctx;
 
 	_Atomic int shutdown; /* 1 once SHUTDOWN or a signal asked to stop */
+	/* Journal sequence known to be on disk. The persistence module raises
+	 * it (release) after each group fsync and then wakes every worker;
+	 * replies of clients whose journal_seq is above it are held back. */
+	_Atomic uint64_t journal_durable;
 	_Atomic uint64_t next_client_id;
 	_Atomic int64_t pause_end_ms;	/* CLIENT PAUSE: until when */
 	_Atomic int pause_mode;		/* enum pause_mode */

@@ -70,6 +70,7 @@ struct conn *conn_create(struct worker *w, int fd)
 void conn_destroy(struct conn *c)
 {
 	struct worker *w = c->w;
+	dispatch_client_free(&c->client);
 	registry_remove(w->srv->clients, &c->client);
 	STAT_ADD(w->stats, connected_clients, (uint64_t)-1);
 	obuf_free(&c->client.out);

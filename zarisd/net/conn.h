@@ -42,7 +42,9 @@ struct conn {
 	struct conn *next, *prev;   /* worker's list of all conns */
 	struct conn *send_next;	    /* worker's pending-send list */
 	struct conn *close_next;    /* epoll: closed, waiting to be freed */
-	uint64_t recv_user_data;    /* io_uring: cookie of the armed multishot recv */
+	struct conn *durable_next;  /* worker's list of conns whose replies wait for fsync */
+	bool durable_waiting;
+	uint64_t recv_user_data; /* io_uring: cookie of the armed multishot recv */
 	bool recv_armed;
 	bool send_inflight;
 	bool epollout; /* epoll: EPOLLOUT registered */

@@ -64,6 +64,7 @@ static void epoll_close_conn(struct worker *w, struct conn *c)
 	if (c->state != CONN_OPEN)
 		return;
 	c->state = CONN_CLOSING;
+	worker_conn_closing(w, c);
 	epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	/* Nothing is in flight with epoll, but the conn may still be on this
 	 * turn's pending-send list (which skips closing conns) or be the conn

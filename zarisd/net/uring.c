@@ -196,6 +196,7 @@ static void uring_close_conn(struct worker *w, struct conn *c)
 	if (c->state != CONN_OPEN)
 		return;
 	c->state = CONN_CLOSING;
+	worker_conn_closing(w, c);
 	if (c->recv_armed) {
 		struct io_uring_sqe *sqe = get_sqe(u);
 		io_uring_prep_cancel64(sqe, c->recv_user_data, 0);

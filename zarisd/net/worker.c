@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "zarisd/commands/client.h"
+#include "zarisd/commands/mailbox.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -336,12 +337,47 @@ static void scan_conns(struct worker *w, bool timer)
 	w->npaused = still_paused;
 }
 
+void worker_conn_closing(struct worker *w, struct conn *c)
+{
+	if (!c->durable_waiting)
+		return;
+	/* the held list is short: only conns whose fsync is pending */
+	for (struct conn **pp = &w->durable_head; *pp; pp = &(*pp)->durable_next)
+		if (*pp == c) {
+			*pp = c->durable_next;
+			break;
+		}
+	c->durable_waiting = false;
+	c->durable_next = NULL;
+}
+
+static void mail_touched(struct client *c, void *ctx)
+{
+	struct worker *w = ctx;
+	struct conn *conn = c->conn;
+	if (c->out.bytes || conn->close_after_send)
+		worker_queue_send(w, conn);
+}
+
 void worker_woken(struct worker *w)
 {
 	uint64_t v;
 	ssize_t n = read(w->event_fd, &v, sizeof(v));
 	(void)n;
 	w->now_ms = zr_time_ms();
+	if (w->srv->mailbox)
+		mailbox_drain(w->srv, w->index, mail_touched, w);
+	/* the journal may have reached disk: retry held replies */
+	struct conn *held = w->durable_head;
+	w->durable_head = NULL;
+	while (held) {
+		struct conn *c = held;
+		held = c->durable_next;
+		c->durable_waiting = false;
+		c->durable_next = NULL;
+		if (c->state == CONN_OPEN)
+			worker_queue_send(w, c);
+	}
 	scan_conns(w, false);
 }
 
@@ -384,6 +420,18 @@ int64_t worker_turn_end(struct worker *w)
 			close_conn(w, c);
 			continue;
 		}
+		if (c->client.journal_seq &&
+		    c->client.journal_seq >
+			    atomic_load_explicit(&w->srv->journal_durable, memory_order_acquire)) {
+			/* appendfsync always: acknowledged only once on disk */
+			if (!c->durable_waiting) {
+				c->durable_waiting = true;
+				c->durable_next = w->durable_head;
+				w->durable_head = c;
+			}
+			continue;
+		}
+		c->client.journal_seq = 0;
 		if (c->client.out.bytes)
 			w->backend->send(w, c);
 		else if (c->close_after_send)

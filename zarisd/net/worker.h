@@ -51,12 +51,13 @@ struct worker {
 	int cpu;	 /* pinned CPU, -1 = none */
 	int *listen_fds; /* this worker's SO_REUSEPORT listeners */
 	int nlisten;
-	int event_fd;		/* wake-ups from other threads */
-	struct conn *conns;	/* every open conn */
-	struct conn *send_head; /* conns with replies to send this turn */
-	unsigned npaused;	/* conns holding a request for CLIENT PAUSE */
-	int64_t now_ms;		/* wall clock, sampled once per loop turn */
-	int64_t next_cron_us;	/* monotonic deadline of the next timer run */
+	int event_fd;		   /* wake-ups from other threads */
+	struct conn *conns;	   /* every open conn */
+	struct conn *send_head;	   /* conns with replies to send this turn */
+	struct conn *durable_head; /* conns holding replies until the journal is on disk */
+	unsigned npaused;	   /* conns holding a request for CLIENT PAUSE */
+	int64_t now_ms;		   /* wall clock, sampled once per loop turn */
+	int64_t next_cron_us;	   /* monotonic deadline of the next timer run */
 	int64_t last_publish_ms;
 	size_t obuf_hard_cached; /* hard output limit (SIZE_MAX = none), read once per feed */
 };
@@ -87,6 +88,9 @@ void worker_queue_send(struct worker *w, struct conn *c);
 int64_t worker_turn_end(struct worker *w);
 /* The event fd was signalled: looks at kill, pause and shutdown requests. */
 void worker_woken(struct worker *w);
+/* C starts closing: the worker drops it from its lists other than the
+ * pending-send list (which the backend's released hook handles). */
+void worker_conn_closing(struct worker *w, struct conn *c);
 /* Notes a conn held by CLIENT PAUSE. */
 void worker_track_paused(struct worker *w, struct conn *c);
 /* Links / unlinks a conn in w->conns. */

@@ -1,0 +1,115 @@
+/* commands/mailbox: messages posted from other threads run on the owner in
+ * post order, resolve the client by id, and reach a NULL client when it
+ * has gone (so the payload is still released); wake-ups are batched. */
+#include <pthread.h>
+#include <string.h>
+
+#include "tests/tap.h"
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/mailbox.h"
+#include "zarisd/commands/registry.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/core/mem.h"
+
+#define POSTS 20000
+
+static int wakes;
+static int seen[2][POSTS];
+static int order_ok = 1;
+static int last[2] = { -1, -1 };
+static int gone_calls;
+
+static void count_wake(void *ctx, unsigned worker)
+{
+	(void)ctx;
+	(void)worker;
+	__atomic_fetch_add(&wakes, 1, __ATOMIC_RELAXED);
+}
+
+struct msg {
+	int producer;
+	int n;
+};
+
+static void deliver(struct client *c, void *arg)
+{
+	struct msg *m = arg;
+	if (!c) {
+		gone_calls++;
+	} else {
+		if (m->n != last[m->producer] + 1)
+			order_ok = 0;
+		last[m->producer] = m->n;
+		seen[m->producer][m->n]++;
+	}
+	zr_free(m);
+}
+
+static struct server srv;
+
+static void *producer(void *arg)
+{
+	int p = (int)(long)arg;
+	for (int i = 0; i < POSTS; i++) {
+		struct msg *m = zr_malloc(sizeof(*m));
+		m->producer = p;
+		m->n = i;
+		mailbox_post(&srv, 0, 7, deliver, m);
+	}
+	return NULL;
+}
+
+static void touched(struct client *c, void *ctx)
+{
+	(*(int *)ctx)++;
+	(void)c;
+}
+
+int main(void)
+{
+	srv.clients = registry_create(1);
+	srv.mailbox = mailbox_create(1);
+	srv.wake = count_wake;
+	struct client c;
+	memset(&c, 0, sizeof(c));
+	c.id = 7;
+	c.worker = 0;
+	registry_add(srv.clients, &c);
+	ok(registry_find_local(srv.clients, 0, 7) == &c, "registry finds a client by id");
+	ok(registry_find_local(srv.clients, 0, 8) == NULL, "and not an unknown id");
+
+	pthread_t t[2];
+	for (long i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, producer, (void *)i);
+	int touches = 0;
+	unsigned drained = 0;
+	int rounds = 0;
+	while (drained < 2 * POSTS && rounds++ < 10000000)
+		drained += mailbox_drain(&srv, 0, touched, &touches);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	drained += mailbox_drain(&srv, 0, touched, &touches);
+	is_int(drained, 2 * POSTS, "every message ran once");
+	int all_once = 1;
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < POSTS; i++)
+			all_once &= seen[p][i] == 1;
+	ok(all_once, "each message reached the client exactly once");
+	ok(order_ok, "messages of one producer ran in post order");
+	is_int(touches, 2 * POSTS, "the owner was told about each delivery");
+	ok(wakes > 0 && wakes <= 2 * POSTS, "wake-ups batched (%d for %d posts)", wakes, 2 * POSTS);
+
+	registry_remove(srv.clients, &c);
+	struct msg *m = zr_malloc(sizeof(*m));
+	m->producer = 0;
+	m->n = 0;
+	mailbox_post(&srv, 0, 7, deliver, m);
+	mailbox_drain(&srv, 0, touched, &touches);
+	is_int(gone_calls, 1, "a message for a gone client runs with NULL (payload released)");
+	m = zr_malloc(sizeof(*m));
+	mailbox_post(&srv, 0, 7, deliver, m);
+	mailbox_destroy(srv.mailbox);
+	is_int(gone_calls, 2, "destroy releases queued messages");
+	registry_destroy(srv.clients);
+	return done_testing();
+}

@@ -1,0 +1,98 @@
+/* mailbox — see mailbox.h. */
+#include "zarisd/commands/mailbox.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/registry.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/core/mem.h"
+
+struct mail {
+	struct mail *next;
+	uint64_t client_id;
+	mail_fn fn;
+	void *arg;
+};
+
+struct inbox {
+	pthread_mutex_t lock; /* guards head and tail */
+	struct mail *head, *tail;
+	char pad[64];
+};
+
+struct mailbox {
+	unsigned nworkers;
+	struct inbox *inboxes;
+};
+
+struct mailbox *mailbox_create(unsigned nworkers)
+{
+	struct mailbox *mb = zr_calloc(1, sizeof(*mb));
+	mb->nworkers = nworkers;
+	mb->inboxes = zr_calloc(nworkers, sizeof(*mb->inboxes));
+	for (unsigned i = 0; i < nworkers; i++)
+		pthread_mutex_init(&mb->inboxes[i].lock, NULL);
+	return mb;
+}
+
+static void run_all(struct mail *m, struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)
+{
+	while (m) {
+		struct mail *next = m->next;
+		struct client *c = srv ? registry_find_local(srv->clients, worker, m->client_id) : NULL;
+		m->fn(c, m->arg);
+		if (c && touched)
+			touched(c, ctx);
+		zr_free(m);
+		m = next;
+	}
+}
+
+void mailbox_destroy(struct mailbox *mb)
+{
+	if (!mb)
+		return;
+	for (unsigned i = 0; i < mb->nworkers; i++) {
+		run_all(mb->inboxes[i].head, NULL, i, NULL, NULL);
+		pthread_mutex_destroy(&mb->inboxes[i].lock);
+	}
+	zr_free(mb->inboxes);
+	zr_free(mb);
+}
+
+void mailbox_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
+{
+	struct mail *m = zr_malloc(sizeof(*m));
+	m->next = NULL;
+	m->client_id = client_id;
+	m->fn = fn;
+	m->arg = arg;
+	struct inbox *in = &srv->mailbox->inboxes[worker];
+	pthread_mutex_lock(&in->lock);
+	bool was_empty = in->head == NULL;
+	if (in->tail)
+		in->tail->next = m;
+	else
+		in->head = m;
+	in->tail = m;
+	pthread_mutex_unlock(&in->lock);
+	/* one wake-up per batch: the drain takes everything queued so far */
+	if (was_empty && srv->wake)
+		srv->wake(srv->wake_ctx, worker);
+}
+
+unsigned mailbox_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)
+{
+	struct inbox *in = &srv->mailbox->inboxes[worker];
+	pthread_mutex_lock(&in->lock);
+	struct mail *m = in->head;
+	in->head = in->tail = NULL;
+	pthread_mutex_unlock(&in->lock);
+	unsigned n = 0;
+	for (struct mail *p = m; p; p = p->next)
+		n++;
+	run_all(m, srv, worker, touched, ctx);
+	return n;
+}
