@@ -29,7 +29,9 @@ enum client_flag {
 	CLIENT_NO_EVICT = 1u << 5,
 	CLIENT_PROTECTED = 1u << 6, /* protected mode: answer DENIED and close */
 	CLIENT_LOOPBACK = 1u << 7,  /* peer address is loopback or unix */
-	CLIENT_IN_MULTI = 1u << 8,  /* reserved for MULTI (data types issue) */
+	CLIENT_IN_EXEC = 1u << 8,   /* running EXEC's queued commands: blocking commands do not block */
+	CLIENT_IN_MULTI = 1u << 9,  /* between MULTI and EXEC/DISCARD (CLIENT LIST flag x) */
+	CLIENT_BLOCKED = 1u << 10,  /* blocked on keys (commands/blocking.h): run no further request */
 };
 
 struct client {
@@ -71,6 +73,8 @@ struct client {
 	/* appendfsync always: the replies queued so far may be sent only once
 	 * srv->journal_durable >= journal_seq (0 = nothing to wait for) */
 	uint64_t journal_seq;
+	struct multi_state *multi;   /* MULTI..EXEC queue, NULL outside a transaction */
+	struct watch_state *watched; /* WATCHed keys, NULL when none */
 };
 
 #endif

@@ -10,8 +10,10 @@
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
+#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/info.h"
 #include "zarisd/commands/latency.h"
+#include "zarisd/commands/multi.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/commands/slowlog.h"
@@ -21,9 +23,6 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
-
-/* Most commands name few keys; bigger MSET/DEL fall back to the heap. */
-#define DISPATCH_STACK_SHARDS 32
 
 void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws)
 {
@@ -45,7 +44,7 @@ void dispatch_client_init(struct client *c, struct server *srv, unsigned worker,
 void dispatch_client_free(struct client *c)
 {
 	/* One line per module that keeps per-client state. */
-	(void)c;
+	multi_client_free(c);
 }
 
 static void reply_unknown_command(struct client *c)
@@ -102,86 +101,97 @@ static bool paused_for(struct client *c, const struct command *cmd)
 	return (cmd->flags & CMD_WRITE) != 0;
 }
 
-enum dispatch_result dispatch_command(struct client *c)
+/* Replies a rejection; inside MULTI it also dooms the transaction
+ * (Redis's flagTransaction: EXEC then answers EXECABORT). */
+static void reject(struct client *c, struct cmd_stat *st)
 {
-	struct server *srv = c->srv;
+	if (st)
+		STAT_INC(st, rejected_calls);
+	if (c->multi)
+		multi_flag_error(c);
+}
+
+/* Finds the row for c->argv (subcommand rows for containers) and checks
+ * arity. NULL after replying the error. */
+static const struct command *resolve(struct client *c)
+{
 	const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
 	c->cmd = NULL;
 	if (!cmd) {
 		reply_unknown_command(c);
-		return DISPATCH_DONE;
+		reject(c, NULL);
+		return NULL;
 	}
 	if ((cmd->flags & CMD_CONTAINER) && !(c->argc == 1 && cmd->handler)) {
 		if (c->argc < 2) {
 			c->cmd = cmd;
 			cmd_reply_arity(c);
-			return DISPATCH_DONE;
+			reject(c, NULL);
+			return NULL;
 		}
 		const struct command *sub = command_lookup_sub(cmd, c->argv[1].ptr, c->argv[1].len);
 		if (!sub) {
 			cmd_reply_unknown_subcommand(c);
-			return DISPATCH_DONE;
+			reject(c, NULL);
+			return NULL;
 		}
 		cmd = sub;
 	}
 	c->cmd = cmd;
-	struct cmd_stat *st = &c->stats->cmd[cmd->id];
-
 	if (!arity_ok(cmd, c->argc) || !cmd->handler) {
-		if (!cmd->handler)
+		if (!cmd->handler) {
 			reply_unknown_command(c);
-		else
+		} else if (cmd->handler == cmd_exec) {
+			/* Redis answers a rejected EXEC with EXECABORT and drops the
+			 * transaction (execCommandAbort) */
+			reply_error(&c->out,
+				    "EXECABORT Transaction discarded because of: wrong number of arguments "
+				    "for 'exec' command");
+			multi_client_free(c);
+		} else {
 			cmd_reply_arity(c);
-		STAT_INC(st, rejected_calls);
-		return DISPATCH_DONE;
-	}
-	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
-		reply_error(&c->out, ERR_NOAUTH);
-		STAT_INC(st, rejected_calls);
-		return DISPATCH_DONE;
-	}
-	if (paused_for(c, cmd))
-		return DISPATCH_PAUSED;
-
-	c->now_ms = zr_time_ms();
-	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
-	if (maxmemory > 0 && (cmd->flags & CMD_WRITE)) {
-		int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
-		int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy,
-				    c->now_ms);
-		if (r == -ENOMEM && (cmd->flags & CMD_DENYOOM)) {
-			reply_error(&c->out, ERR_OOM);
-			STAT_INC(st, rejected_calls);
-			return DISPATCH_DONE;
 		}
+		reject(c, &c->stats->cmd[cmd->id]);
+		return NULL;
 	}
+	return cmd;
+}
 
-	/* CLIENT REPLY SKIP mutes exactly the command after it. */
-	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
-		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
-		c->flags |= CLIENT_REPLY_SKIP;
+/* Evicts when over maxmemory; false after replying -OOM to a command that
+ * may grow memory. */
+static bool memory_ok(struct client *c, const struct command *cmd)
+{
+	struct server *srv = c->srv;
+	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
+	if (maxmemory <= 0 || !(cmd->flags & (CMD_WRITE | CMD_DENYOOM)))
+		return true;
+	int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
+	int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy, c->now_ms);
+	if (r == -ENOMEM && (cmd->flags & CMD_DENYOOM)) {
+		reply_error(&c->out, ERR_OOM);
+		reject(c, &c->stats->cmd[cmd->id]);
+		return false;
 	}
-	c->out.muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+	return true;
+}
 
-	unsigned stack[DISPATCH_STACK_SHARDS];
-	unsigned *shards = NULL;
-	int nshards = 0;
-	if (cmd->first_key > 0 && !(cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB))) {
-		nshards = collect_shards(c, cmd, stack, &shards);
-		store_lock_set(srv->store, shards, nshards);
-	}
+int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
+{
+	*out = NULL;
+	if (cmd->first_key <= 0 || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB)))
+		return 0;
+	return collect_shards(c, cmd, stack, out);
+}
+
+void dispatch_call(struct client *c, const struct command *cmd)
+{
+	struct server *srv = c->srv;
+	struct cmd_stat *st = &c->stats->cmd[cmd->id];
+	c->cmd = cmd;
 	uint64_t errors_before = c->out.errors;
 	int64_t t0 = zr_mono_us();
 	cmd->handler(c);
 	int64_t dur = zr_mono_us() - t0;
-	if (nshards)
-		store_unlock_set(srv->store, shards, nshards);
-	if (shards && shards != stack)
-		zr_free(shards);
-
-	if (c->flags & CLIENT_REPLY_SKIP)
-		c->flags &= ~CLIENT_REPLY_SKIP;
-	c->out.muted = (c->flags & CLIENT_REPLY_OFF) != 0;
 
 	STAT_INC(st, calls);
 	STAT_ADD(st, usec, dur);
@@ -198,5 +208,62 @@ enum dispatch_result dispatch_command(struct client *c)
 		atomic_load_explicit(&srv->cfg->latency_monitor_threshold, memory_order_relaxed);
 	if (latency_ms > 0 && dur >= latency_ms * 1000)
 		latency_record_command(srv, cmd, dur);
+}
+
+enum dispatch_result dispatch_command(struct client *c)
+{
+	struct server *srv = c->srv;
+	const struct command *cmd = resolve(c);
+	if (!cmd)
+		return DISPATCH_DONE;
+	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
+		if (cmd->handler == cmd_exec) {
+			reply_error(
+				&c->out,
+				"EXECABORT Transaction discarded because of: NOAUTH Authentication required.");
+			multi_client_free(c);
+		} else {
+			reply_error(&c->out, ERR_NOAUTH);
+		}
+		reject(c, &c->stats->cmd[cmd->id]);
+		return DISPATCH_DONE;
+	}
+	c->now_ms = zr_time_ms();
+	if (c->multi && !multi_runs_now(cmd)) {
+		if ((cmd->flags & CMD_NOMULTI)) {
+			reply_error(&c->out, "ERR Command not allowed inside a transaction");
+			reject(c, &c->stats->cmd[cmd->id]);
+			return DISPATCH_DONE;
+		}
+		if (memory_ok(c, cmd))
+			multi_queue(c, cmd);
+		return DISPATCH_DONE;
+	}
+	if (paused_for(c, cmd))
+		return DISPATCH_PAUSED;
+	if (!memory_ok(c, cmd))
+		return DISPATCH_DONE;
+
+	/* CLIENT REPLY SKIP mutes exactly the command after it. */
+	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+		c->flags |= CLIENT_REPLY_SKIP;
+	}
+	c->out.muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+
+	unsigned stack[DISPATCH_STACK_SHARDS];
+	unsigned *shards;
+	int nshards = dispatch_key_shards(c, cmd, stack, &shards);
+	if (nshards)
+		store_lock_set(srv->store, shards, nshards);
+	dispatch_call(c, cmd);
+	if (nshards)
+		store_unlock_set(srv->store, shards, nshards);
+	if (shards && shards != stack)
+		zr_free(shards);
+
+	if (c->flags & CLIENT_REPLY_SKIP)
+		c->flags &= ~CLIENT_REPLY_SKIP;
+	c->out.muted = (c->flags & CLIENT_REPLY_OFF) != 0;
 	return DISPATCH_DONE;
 }

@@ -10,6 +10,7 @@
 struct client;
 struct server;
 struct worker_stats;
+struct command;
 
 enum dispatch_result {
 	DISPATCH_DONE = 0,   /* the command ran (or was refused with an error reply) */
@@ -22,6 +23,18 @@ enum dispatch_result dispatch_command(struct client *c);
 /* Prepares a newly accepted client: id, flags, protocol 2, db 0, and
  * authentication state from requirepass. */
 void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws);
+
+/* Runs CMD (resolved, gates passed) for c->argv with the caller holding
+ * the shard locks of its keys: the handler, per-command stats, slow log.
+ * EXEC uses it for each queued command. */
+void dispatch_call(struct client *c, const struct command *cmd);
+
+/* The ascending, duplicate-free shard indexes of CMD's keys in c->argv;
+ * STACK (DISPATCH_STACK_SHARDS entries) is used when it is big enough, else
+ * *OUT is a heap array the caller frees. Returns the count (0 for keyless
+ * and whole-keyspace rows). */
+#define DISPATCH_STACK_SHARDS 32
+int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out);
 
 /* The client is going away (its connection closes): every module that
  * keeps state about it (subscriptions, blocked keys, watched keys) drops

@@ -175,6 +175,11 @@ static struct command command_rows[] = {
 	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c) --- */
 
 	/* --- transactions (cmd_multi.c) --- */
+	ROW("multi", 1, NS | L | S | F | KL | CMD_NOMULTI, 0, 0, 0, cmd_multi, "transactions", "1.2.0", "Starts a transaction."),
+	ROW("exec", 1, NS | L | S | KL, 0, 0, 0, cmd_exec, "transactions", "1.2.0", "Executes all commands in a transaction."),
+	ROW("discard", 1, NS | L | S | F | KL, 0, 0, 0, cmd_discard, "transactions", "2.0.0", "Discards a transaction."),
+	ROW("watch", -2, NS | L | S | F | CMD_NOMULTI, 1, -1, 1, cmd_watch, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction."),
+	ROW("unwatch", 1, NS | L | S | F | KL, 0, 0, 0, cmd_unwatch, "transactions", "2.2.0", "Forgets about watched keys of a transaction."),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
 

@@ -95,14 +95,37 @@ unsigned store_shard_of(const struct store *s, const char *key, size_t klen)
 
 /* --- locking ---------------------------------------------------------------- */
 
+_Thread_local bool store_all_locked;
+
 void store_lock(struct store *s, unsigned shard)
 {
-	pthread_mutex_lock(&store_shard(s, shard)->lock);
+	shard_lock(store_shard(s, shard));
 }
 
 void store_unlock(struct store *s, unsigned shard)
 {
-	pthread_mutex_unlock(&store_shard(s, shard)->lock);
+	shard_unlock(store_shard(s, shard));
+}
+
+bool store_lock_all(struct store *s)
+{
+#if defined(__SANITIZE_THREAD__)
+	/* TSan's deadlock detector cannot track more than 64 held mutexes */
+	(void)s;
+	return false;
+#else
+	for (unsigned i = 0; i < s->nshards; i++)
+		pthread_mutex_lock(&store_shard(s, i)->lock);
+	store_all_locked = true;
+	return true;
+#endif
+}
+
+void store_unlock_all(struct store *s)
+{
+	store_all_locked = false;
+	for (unsigned i = s->nshards; i-- > 0;)
+		pthread_mutex_unlock(&store_shard(s, i)->lock);
 }
 
 int store_shards_normalize(unsigned *shards, int n)

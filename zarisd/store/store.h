@@ -102,6 +102,13 @@ unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
 
 void store_lock(struct store *s, unsigned shard);
 void store_unlock(struct store *s, unsigned shard);
+/* Takes every shard lock (ascending) for a caller that runs
+ * whole-keyspace commands atomically with others (EXEC); until
+ * store_unlock_all() the whole-keyspace functions and store_lock() on this
+ * thread then do not lock again. Returns false (nothing locked) where it is
+ * not supported (ThreadSanitizer builds). */
+bool store_lock_all(struct store *s);
+void store_unlock_all(struct store *s);
 /* Sorts SHARDS ascending and removes duplicates; returns the new count. */
 int store_shards_normalize(unsigned *shards, int n);
 /* Locks / unlocks a normalized shard set (ascending order). */

@@ -98,6 +98,22 @@ static inline uint64_t shard_next_version(const struct store *s, struct shard *s
 	return sh->last_version;
 }
 
+/* Set while this thread holds every shard lock (store_lock_all): the
+ * whole-keyspace functions, which lock shard by shard, then skip locking. */
+extern _Thread_local bool store_all_locked;
+
+static inline void shard_lock(struct shard *sh)
+{
+	if (!store_all_locked)
+		pthread_mutex_lock(&sh->lock);
+}
+
+static inline void shard_unlock(struct shard *sh)
+{
+	if (!store_all_locked)
+		pthread_mutex_unlock(&sh->lock);
+}
+
 /* The ops of every non-string type, indexed by enum store_type (types.c);
  * NULL for strings. */
 extern const struct store_type_ops *const store_builtin_types[STORE_TYPE_COUNT];

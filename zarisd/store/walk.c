@@ -61,9 +61,9 @@ uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_m
 		 * now were not present for the whole scan. */
 		if (dict_keys(d)) {
 			struct shard *sh = store_shard(s, shard);
-			pthread_mutex_lock(&sh->lock);
+			shard_lock(sh);
 			v = dict_scan(d, v, visit_live, &lv);
-			pthread_mutex_unlock(&sh->lock);
+			shard_unlock(sh);
 			if (v)
 				return (v << s->bits) | shard;
 			return ++shard == s->nshards ? 0 : shard;
@@ -82,9 +82,9 @@ void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn 
 		if (!dict_keys(d))
 			continue;
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_lock(&sh->lock);
+		shard_lock(sh);
 		dict_foreach(d, visit_live, &lv);
-		pthread_mutex_unlock(&sh->lock);
+		shard_unlock(sh);
 	}
 }
 
@@ -109,9 +109,9 @@ void store_flushdb(struct store *s, unsigned db)
 {
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_lock(&sh->lock);
+		shard_lock(sh);
 		store_flush_dict_locked(s, &sh->db[db]);
-		pthread_mutex_unlock(&sh->lock);
+		shard_unlock(sh);
 	}
 }
 
@@ -119,10 +119,10 @@ void store_flushall(struct store *s)
 {
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_lock(&sh->lock);
+		shard_lock(sh);
 		for (unsigned db = 0; db < s->ndb; db++)
 			store_flush_dict_locked(s, &sh->db[db]);
-		pthread_mutex_unlock(&sh->lock);
+		shard_unlock(sh);
 	}
 }
 
@@ -181,22 +181,22 @@ void store_swapdb(struct store *s, unsigned a, unsigned b)
 	if (!STORE_SWAP_ALL_LOCKS) {
 		for (unsigned i = 0; i < s->nshards; i++) {
 			struct shard *sh = store_shard(s, i);
-			pthread_mutex_lock(&sh->lock);
+			shard_lock(sh);
 			dict_swap(&sh->db[a], &sh->db[b]);
-			pthread_mutex_unlock(&sh->lock);
+			shard_unlock(sh);
 		}
 		return;
 	}
 	/* All locks at once so that no multi-key command sees one database
 	 * half swapped. Ascending order, as everywhere. */
 	for (unsigned i = 0; i < s->nshards; i++)
-		pthread_mutex_lock(&store_shard(s, i)->lock);
+		shard_lock(store_shard(s, i));
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
 		dict_swap(&sh->db[a], &sh->db[b]);
 	}
 	for (unsigned i = s->nshards; i-- > 0;)
-		pthread_mutex_unlock(&store_shard(s, i)->lock);
+		shard_unlock(store_shard(s, i));
 }
 
 /* A shard index whose dict of DB (or its volatile array when VOLATILE)
@@ -233,7 +233,7 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 			return false;
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
-		pthread_mutex_lock(&sh->lock);
+		shard_lock(sh);
 		struct entry *e = dict_random(d, &sh->rnd);
 		if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
 			store_delete_entry_locked(s, db, e);
@@ -242,7 +242,7 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 		}
 		if (e)
 			fn(e, ctx);
-		pthread_mutex_unlock(&sh->lock);
+		shard_unlock(sh);
 		if (e)
 			return true;
 	}
@@ -257,10 +257,10 @@ void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint6
 		if (!dict_keys(d))
 			continue;
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_lock(&sh->lock);
+		shard_lock(sh);
 		m += (d->size[0] + d->size[1]) * sizeof(struct entry *);
 		x += (uint64_t)d->volcap * sizeof(struct entry *);
-		pthread_mutex_unlock(&sh->lock);
+		shard_unlock(sh);
 	}
 	*main_bytes = m;
 	*expires_bytes = x;

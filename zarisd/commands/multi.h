@@ -1,0 +1,36 @@
+/* multi — transactions (MULTI/EXEC/DISCARD) and optimistic locking
+ * (WATCH/UNWATCH) for one client.
+ *
+ * Between MULTI and EXEC a client's commands are checked (lookup, arity,
+ * auth, OOM) and queued with copies of their arguments; a rejected one
+ * dooms the transaction (EXECABORT). EXEC takes the shard locks of every
+ * key of every queued command and of every watched key at once (ascending,
+ * or all shards when a queued command walks the whole keyspace), checks the
+ * watched keys, then runs the commands back to back: no other worker sees
+ * a state in between.
+ *
+ * WATCH records each key's entry version (the store's per-entry
+ * replication clock; 0 = absent). EXEC aborts when any watched key's
+ * version differs — a write on any worker, a deletion, an expiry or a
+ * flush all change it. Owning worker only; the state is allocated on first
+ * use (a client that never uses MULTI or WATCH pays one NULL pointer each).
+ */
+#ifndef ZR_MULTI_H
+#define ZR_MULTI_H
+
+#include <stdbool.h>
+
+struct client;
+struct command;
+
+/* Whether CMD runs at once even inside MULTI (EXEC DISCARD MULTI WATCH
+ * QUIT RESET). */
+bool multi_runs_now(const struct command *cmd);
+/* Queues c->argv as CMD (copying the arguments) and replies +QUEUED. */
+void multi_queue(struct client *c, const struct command *cmd);
+/* A queued command was rejected: EXEC will answer EXECABORT. */
+void multi_flag_error(struct client *c);
+/* Drops the transaction and the watched keys (disconnect, RESET). */
+void multi_client_free(struct client *c);
+
+#endif
