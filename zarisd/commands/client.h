@@ -73,6 +73,11 @@ struct client {
 	/* appendfsync always: the replies queued so far may be sent only once
 	 * srv->journal_durable >= journal_seq (0 = nothing to wait for) */
 	uint64_t journal_seq;
+	/* store_hash() of argv[key_hash_argi], computed by the dispatcher to
+	 * pick the shard; valid while argv == key_hash_argv (cmd_key_hash) */
+	uint64_t key_hash;
+	const struct resp_arg *key_hash_argv;
+	int key_hash_argi;
 	struct multi_state *multi;   /* MULTI..EXEC queue, NULL outside a transaction */
 	struct watch_state *watched; /* WATCHed keys, NULL when none */
 };

@@ -264,6 +264,7 @@ void cmd_exec(struct client *c)
 		for (int i = 0; i < m->ncmds; i++) {
 			c->argv = m->cmds[i].argv;
 			c->argc = m->cmds[i].argc;
+			c->key_hash_argv = NULL;
 			dispatch_call(c, m->cmds[i].cmd);
 		}
 		c->flags &= ~CLIENT_IN_EXEC;

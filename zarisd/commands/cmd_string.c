@@ -41,14 +41,15 @@
 /* lookupKeyRead: counts a hit or a miss, deletes an expired key. */
 static struct entry *lookup_read(struct client *c, int argi)
 {
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms, 0);
+	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
+				   cmd_key_hash(c, argi), c->now_ms, 0);
 }
 
 /* lookupKeyWrite: like a read but never counted in keyspace hits/misses. */
 static struct entry *lookup_write(struct client *c, int argi)
 {
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms,
-				 STORE_LOOKUP_NOSTATS);
+	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
+				   cmd_key_hash(c, argi), c->now_ms, STORE_LOOKUP_NOSTATS);
 }
 
 /* checkType: false after replying WRONGTYPE when E is not a string. */
@@ -94,8 +95,8 @@ static bool string_length_ok_or_reply(struct client *c, unsigned long long size,
 static bool set_or_reply(struct client *c, int keyi, const char *val, size_t vlen, int64_t expire_ms,
 			 int flags, struct entry **out)
 {
-	int rc = store_set_string_locked(c->srv->store, c->db, c->argv[keyi].ptr, c->argv[keyi].len, val,
-					 vlen, expire_ms, flags, out);
+	int rc = store_set_string_h_locked(c->srv->store, c->db, c->argv[keyi].ptr, c->argv[keyi].len,
+					   cmd_key_hash(c, keyi), val, vlen, expire_ms, flags, out);
 	if (rc < 0) {
 		reply_error(&c->out, ERR_OOM);
 		return false;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "zarisd/commands/client.h"
+#include "zarisd/store/store.h"
 
 #define ERR_SYNTAX "ERR syntax error"
 #define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -44,6 +45,15 @@ bool cmd_arg_ld(struct client *c, int i, long double *out);
 /* argv[i] as a database index: false after replying ERR_NOT_INTEGER or
  * ERR_DB_INDEX. */
 bool cmd_arg_db(struct client *c, int i, unsigned *db);
+
+/* store_hash() of argv[ARGI]: the dispatcher's copy when it hashed that
+ * argument to lock its shard, else computed. */
+static inline uint64_t cmd_key_hash(const struct client *c, int argi)
+{
+	if (c->key_hash_argv == c->argv && c->key_hash_argi == argi)
+		return c->key_hash;
+	return store_hash(c->argv[argi].ptr, c->argv[argi].len);
+}
 
 /* Client names: printable ASCII without spaces (Redis's validateClientName). */
 bool client_name_is_valid(const char *p, size_t len);

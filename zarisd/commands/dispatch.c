@@ -83,8 +83,16 @@ static int collect_shards(struct client *c, const struct command *cmd, unsigned 
 	int n = last >= cmd->first_key ? (last - cmd->first_key) / step + 1 : 0;
 	unsigned *shards = n <= DISPATCH_STACK_SHARDS ? stack : zr_malloc(sizeof(unsigned) * (size_t)n);
 	int k = 0;
-	for (int i = cmd->first_key; i <= last; i += step)
-		shards[k++] = store_shard_of(c->srv->store, c->argv[i].ptr, c->argv[i].len);
+	for (int i = cmd->first_key; i <= last; i += step) {
+		uint64_t h = store_hash(c->argv[i].ptr, c->argv[i].len);
+		if (i == cmd->first_key) {
+			/* the handler's lookup of its first key reuses it */
+			c->key_hash = h;
+			c->key_hash_argv = c->argv;
+			c->key_hash_argi = i;
+		}
+		shards[k++] = store_shard_of_hash(c->srv->store, h);
+	}
 	*out = shards;
 	return store_shards_normalize(shards, k);
 }
@@ -213,6 +221,7 @@ void dispatch_call(struct client *c, const struct command *cmd)
 enum dispatch_result dispatch_command(struct client *c)
 {
 	struct server *srv = c->srv;
+	c->key_hash_argv = NULL; /* argv is reused by the next request */
 	const struct command *cmd = resolve(c);
 	if (!cmd)
 		return DISPATCH_DONE;

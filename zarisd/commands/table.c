@@ -224,25 +224,44 @@ static struct command command_rows[] = {
 
 /* Open-addressing index from lower-case name to row, built once. */
 #define INDEX_SIZE 512
-static const struct command *index_slots[INDEX_SIZE];
+struct index_slot {
+	const struct command *cmd;
+	size_t len; /* strlen(cmd->name) */
+};
+static struct index_slot index_slots[INDEX_SIZE];
 static const struct command *rows_by_id[1024];
 static unsigned rows_total;
 static unsigned rows_top;
+
+/* Whether S (any case) equals LOWER (a lower-case table name), LEN bytes:
+ * the hot path of every command, so no locale and no strlen. */
+static inline bool name_eq_lower(const char *s, const char *lower, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char a = (unsigned char)s[i];
+		if (a >= 'A' && a <= 'Z')
+			a += 'a' - 'A';
+		if (a != (unsigned char)lower[i])
+			return false;
+	}
+	return true;
+}
 
 static uint32_t name_hash(const char *s, size_t len)
 {
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)tolower((unsigned char)s[i])) * 16777619u;
+		h = (h ^ (uint8_t)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + ('a' - 'A') : s[i])) * 16777619u;
 	return h;
 }
 
 static void index_insert(const struct command *cmd)
 {
 	uint32_t i = name_hash(cmd->name, strlen(cmd->name)) & (INDEX_SIZE - 1);
-	while (index_slots[i])
+	while (index_slots[i].cmd)
 		i = (i + 1) & (INDEX_SIZE - 1);
-	index_slots[i] = cmd;
+	index_slots[i].cmd = cmd;
+	index_slots[i].len = strlen(cmd->name);
 }
 
 void command_table_init(void)
@@ -267,9 +286,9 @@ void command_table_init(void)
 const struct command *command_lookup(const char *name, size_t len)
 {
 	uint32_t i = name_hash(name, len) & (INDEX_SIZE - 1);
-	for (const struct command *cmd; (cmd = index_slots[i]); i = (i + 1) & (INDEX_SIZE - 1))
-		if (zr_eq_nocase(name, len, cmd->name))
-			return cmd;
+	for (; index_slots[i].cmd; i = (i + 1) & (INDEX_SIZE - 1))
+		if (index_slots[i].len == len && name_eq_lower(name, index_slots[i].cmd->name, len))
+			return index_slots[i].cmd;
 	return NULL;
 }
 

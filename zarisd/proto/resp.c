@@ -342,6 +342,70 @@ static enum resp_result resp_parse_inline(struct resp_parser *p, char *buf, size
 	return resp_finish(p, p->argc ? RESP_COMMAND : RESP_EMPTY, eol + 1, consumed);
 }
 
+/* A canonical decimal at B[*I..] (no sign; "0" or no leading zero; at most
+ * MAXD digits) followed by '\r' within LEN: returns it with *I at the '\r',
+ * or -1 for anything else, which the general path then handles. */
+static inline long long fast_decimal(const char *b, size_t len, size_t *i, int maxd)
+{
+	size_t j = *i;
+	if (j >= len || b[j] < '0' || b[j] > '9')
+		return -1;
+	if (b[j] == '0') {
+		if (j + 1 < len && b[j + 1] == '\r') {
+			*i = j + 1;
+			return 0;
+		}
+		return -1;
+	}
+	long long v = 0;
+	for (int d = 0; j < len && b[j] >= '0' && b[j] <= '9'; j++) {
+		if (++d > maxd)
+			return -1;
+		v = v * 10 + (b[j] - '0');
+	}
+	if (j >= len || b[j] != '\r')
+		return -1;
+	*i = j;
+	return v;
+}
+
+/* The common case in one pass: a whole, well-formed multibulk request with
+ * canonical counts, within every limit. Returns RESP_COMMAND, or
+ * RESP_INCOMPLETE to mean "not that case": nothing was changed and the
+ * general state machine takes over (which gives partial requests, odd
+ * forms and every error exactly Redis's treatment). */
+static enum resp_result resp_parse_fast(struct resp_parser *p, char *buf, size_t len,
+					const struct resp_limits *lim, size_t *consumed)
+{
+	size_t i = 1;
+	long long n = fast_decimal(buf, len, &i, 9);
+	if (n <= 0 || i > lim->max_inline || (unsigned long long)n > lim->max_multibulk || i + 2 > len)
+		return RESP_INCOMPLETE;
+	i += 2;
+	/* a count larger than the bytes present cannot be complete */
+	if ((size_t)n > (len - i) / 4)
+		return RESP_INCOMPLETE;
+	resp_argv_reserve(p, (size_t)n, (size_t)n);
+	for (long long k = 0; k < n; k++) {
+		if (i >= len || buf[i] != '$')
+			return RESP_INCOMPLETE;
+		size_t start = i++;
+		long long bl = fast_decimal(buf, len, &i, 18);
+		if (bl < 0 || i - start > lim->max_inline || (unsigned long long)bl > lim->max_bulk_len ||
+		    i + 2 > len)
+			return RESP_INCOMPLETE;
+		i += 2;
+		if (len - i < (size_t)bl + 2)
+			return RESP_INCOMPLETE;
+		p->argv[k].ptr = buf + i;
+		p->argv[k].len = (size_t)bl;
+		i += (size_t)bl + 2;
+	}
+	p->argc = (int)n;
+	*consumed = i;
+	return RESP_COMMAND;
+}
+
 enum resp_result resp_parse(struct resp_parser *p, char *buf, size_t len, const struct resp_limits *lim,
 			    size_t *consumed)
 {
@@ -357,6 +421,8 @@ enum resp_result resp_parse(struct resp_parser *p, char *buf, size_t len, const 
 		p->argc = 0;
 		p->error = NULL;
 		p->is_inline = buf[0] != '*';
+		if (!p->is_inline && resp_parse_fast(p, buf, len, lim, consumed) == RESP_COMMAND)
+			return RESP_COMMAND;
 		p->state = p->is_inline ? RS_INLINE : RS_MB_COUNT;
 	}
 	if (p->state == RS_INLINE)
