@@ -144,7 +144,7 @@ run: deps all
 PROVE ?= prove
 PROVE_FLAGS ?= -r -j2
 test: deps all
-	ZARIS_BUILD=$(abspath $(BUILD)) $(PROVE) $(PROVE_FLAGS) tests/
+	ZARIS_BUILD=$(abspath $(BUILD)) ZARIS_SAN=$(SAN) $(PROVE) $(PROVE_FLAGS) tests/
 
 asan:
 	$(MAKE) SAN=asan BUILD=build-asan test

@@ -60,7 +60,12 @@ with srv.client(timeout=60) as c:
     diag("allkeys-lru after 1 GiB written: used_memory=%d (%.1f MiB) rss=%.1f MiB evicted_keys=%d dbsize=%d"
          % (used, used / MB, rss / MB, evicted, keys))
     ok(used <= LIMIT * 1.05, "used_memory %.1f MiB stays at the 64 MiB limit" % (used / MB))
-    ok(rss <= LIMIT * 2, "RSS %.1f MiB stays near the limit (under 2x)" % (rss / MB))
+    if os.environ.get("ZARIS_SAN"):
+        # sanitizer builds use libc malloc with redzones and quarantine:
+        # RSS says nothing about zarisd's own accounting there
+        ok(True, "RSS check skipped in a %s build (RSS %.1f MiB)" % (os.environ["ZARIS_SAN"], rss / MB))
+    else:
+        ok(rss <= LIMIT * 2, "RSS %.1f MiB stays near the limit (under 2x)" % (rss / MB))
     ok(evicted > 0 and keys < TOTAL // len(VALUE), "keys were evicted (%d) and dbsize %d < written" % (evicted, keys))
     # LRU keeps what was touched last: the latest keys are there
     last = TOTAL // len(VALUE) - 1

@@ -213,7 +213,8 @@ static int exec_shards(struct client *c, unsigned **out)
 			cap = (n + k) * 2;
 			all = zr_realloc(all, sizeof(unsigned) * (size_t)cap);
 		}
-		memcpy(all + n, sh, sizeof(unsigned) * (size_t)k);
+		if (k) /* sh is NULL for keyless rows */
+			memcpy(all + n, sh, sizeof(unsigned) * (size_t)k);
 		n += k;
 		if (sh != stack)
 			zr_free(sh);
