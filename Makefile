@@ -168,10 +168,9 @@ clean:
 IMAGE_DEPS := packer mmdebstrap systemd-container lintian openssh-client socat \
               dpkg-dev binutils python3 util-linux
 DEPS += $(IMAGE_DEPS)
-DEB_ARCH = $(shell dpkg --print-architecture)
-DEB      = $(BUILD)/zaris_$(VERSION)_$(DEB_ARCH).deb
 
 .PHONY: deb image-test
+# -> $(BUILD)/zaris_$(VERSION)_<arch>.deb (the path is printed)
 deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl
 	sh image/build-deb.sh $(BUILD) $(VERSION) $(BUILD) config/zaris.conf
 

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/table.h"
@@ -53,8 +55,10 @@ static void reply_unknown_type(struct client *c, int i)
 
 static enum client_type client_type_of(const struct client *cl)
 {
-	(void)cl;
-	return CT_NORMAL;
+	/* pub/sub: a client with subscriptions is of the pubsub type */
+	unsigned subs[PUBSUB_KINDS];
+	pubsub_client_counts(cl, subs);
+	return subs[PUBSUB_CHANNEL] + subs[PUBSUB_PATTERN] + subs[PUBSUB_SHARD] ? CT_PUBSUB : CT_NORMAL;
 }
 
 /* --- the CLIENT LIST line -------------------------------------------------- */
@@ -77,8 +81,12 @@ static void client_line(struct textbuf *t, const struct client *cl, const struct
 	unsigned resp =
 		own ? cl->resp : (unsigned)atomic_load_explicit(&cl->shared_resp, memory_order_relaxed);
 
+	unsigned subs[PUBSUB_KINDS]; /* pub/sub: sub= psub= ssub= and flag P */
+	pubsub_client_counts(cl, subs);
 	char fl[16];
 	int n = 0;
+	if (subs[PUBSUB_CHANNEL] + subs[PUBSUB_PATTERN] + subs[PUBSUB_SHARD])
+		fl[n++] = 'P';
 	if (flags & CLIENT_IN_MULTI)
 		fl[n++] = 'x';
 	if (flags & CLIENT_CLOSE_AFTER_REPLY)
@@ -102,11 +110,12 @@ static void client_line(struct textbuf *t, const struct client *cl, const struct
 	int64_t idle = last_ms ? (now_ms - last_ms) / 1000 : age;
 	textbuf_printf(
 		t,
-		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=0 psub=0 ssub=0 "
+		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=%u psub=%u ssub=%u "
 		"multi=%d qbuf=%llu qbuf-free=0 argv-mem=%zu multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%llu "
 		"tot-mem=%llu events=%s cmd=%s user=default redir=-1 resp=%u",
 		(unsigned long long)cl->id, cl->addr, cl->laddr, cl->fd, cl->name ? cl->name : "",
 		(long long)(age < 0 ? 0 : age), (long long)(idle < 0 ? 0 : idle), fl, db,
+		subs[PUBSUB_CHANNEL], subs[PUBSUB_PATTERN], subs[PUBSUB_SHARD],
 		(flags & CLIENT_IN_MULTI) ? 0 : -1, (unsigned long long)qbuf, argv_mem,
 		(unsigned long long)omem,
 		(unsigned long long)(sizeof(struct client) + qbuf + omem + argv_mem), omem ? "rw" : "r",
@@ -415,6 +424,31 @@ void cmd_client_no_evict(struct client *c)
 		return;
 	}
 	reply_ok(&c->out);
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR] (commands/blocking.h) */
+void cmd_client_unblock(struct client *c)
+{
+	if (c->argc > 4) {
+		reply_errorf(
+			&c->out,
+			"ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLIENT HELP.",
+			(int)c->argv[1].len, c->argv[1].ptr);
+		return;
+	}
+	long long id;
+	if (!cmd_arg_ll(c, 2, &id, NULL))
+		return;
+	bool error = false;
+	if (c->argc == 4) {
+		if (cmd_arg_is(c, 3, "error")) {
+			error = true;
+		} else if (!cmd_arg_is(c, 3, "timeout")) {
+			reply_error(&c->out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+			return;
+		}
+	}
+	reply_long(&c->out, blocking_unblock(c->srv, (uint64_t)id, error) ? 1 : 0);
 }
 
 void cmd_client_help(struct client *c)

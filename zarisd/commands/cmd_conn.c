@@ -5,6 +5,7 @@
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -17,6 +18,13 @@ void cmd_ping(struct client *c)
 {
 	if (c->argc > 2) {
 		cmd_reply_arity(c);
+		return;
+	}
+	if (c->resp == 2 && pubsub_client_is_subscribed(c)) {
+		/* pub/sub: a subscribed RESP2 client gets ["pong", arg or ""] */
+		reply_array(&c->out, 2);
+		reply_bulk(&c->out, "pong", 4);
+		reply_bulk(&c->out, c->argc == 2 ? c->argv[1].ptr : "", c->argc == 2 ? c->argv[1].len : 0);
 		return;
 	}
 	if (c->argc == 2)
@@ -45,6 +53,7 @@ static void set_resp(struct client *c, int resp)
 
 void cmd_reset(struct client *c)
 {
+	pubsub_client_free(c); /* pub/sub: RESET leaves every subscription silently */
 	c->db = 0;
 	set_resp(c, 2);
 	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);

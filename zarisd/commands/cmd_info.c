@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
@@ -30,6 +31,7 @@
 #include "zarisd/commands/textbuf.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
@@ -371,12 +373,13 @@ static void section_clients(struct textbuf *t, struct client *c)
 		       "maxclients:%d\r\n"
 		       "client_recent_max_input_buffer:%llu\r\n"
 		       "client_recent_max_output_buffer:%llu\r\n"
-		       "blocked_clients:0\r\n"
+		       "blocked_clients:%llu\r\n"
 		       "tracking_clients:0\r\n"
 		       "clients_in_timeout_table:0\r\n",
 		       (unsigned long long)registry_count(srv->clients),
 		       atomic_load_explicit(&srv->cfg->maxclients, memory_order_relaxed),
-		       (unsigned long long)s.max_qbuf, (unsigned long long)s.max_omem);
+		       (unsigned long long)s.max_qbuf, (unsigned long long)s.max_omem,
+		       (unsigned long long)blocking_count(srv)); /* commands/blocking.h */
 }
 
 static void section_memory(struct textbuf *t, struct client *c)
@@ -427,6 +430,10 @@ static void section_memory(struct textbuf *t, struct client *c)
 
 static void section_persistence(struct textbuf *t, struct client *c)
 {
+	if (c->srv->persist) { /* the persistence module's own figures */
+		persist_info(c->srv, t);
+		return;
+	}
 	textbuf_printf(t,
 		       "loading:0\r\n"
 		       "async_loading:0\r\n"

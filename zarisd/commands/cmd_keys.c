@@ -24,6 +24,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/notify.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -75,11 +76,21 @@ static bool policy_is_lfu(struct client *c)
 
 /* --- DEL UNLINK EXISTS TOUCH TYPE ------------------------------------------------ */
 
+/* Keyspace notification for argv[ARGI] in DB (Redis's notifyKeyspaceEvent). */
+static void notify_arg(struct client *c, const char *event, int argi, unsigned db)
+{
+	notify_keyspace_event(c->srv, NOTIFY_GENERIC, event, c->argv[argi].ptr, c->argv[argi].len, db);
+}
+
 static void del_generic(struct client *c)
 {
 	long long n = 0;
-	for (int i = 1; i < c->argc; i++)
-		n += store_delete_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms);
+	for (int i = 1; i < c->argc; i++) {
+		if (store_delete_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms)) {
+			notify_arg(c, "del", i, c->db);
+			n++;
+		}
+	}
 	reply_long(&c->out, n);
 }
 
@@ -191,6 +202,7 @@ static void expire_generic(struct client *c, long long basetime, bool seconds)
 	if (when <= c->now_ms) {
 		/* checkAlreadyExpired: a time in the past deletes the key. */
 		store_delete_entry_locked(c->srv->store, c->db, e);
+		notify_arg(c, "del", 1, c->db);
 		reply_long(&c->out, 1);
 		return;
 	}
@@ -199,6 +211,7 @@ static void expire_generic(struct client *c, long long basetime, bool seconds)
 		return;
 	}
 	reply_long(&c->out, 1);
+	notify_arg(c, "expire", 1, c->db); /* after the reply, as Redis */
 	return;
 invalid:
 	reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd ? c->cmd->name : "expire");
@@ -276,6 +289,7 @@ void cmd_persist(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	notify_arg(c, "persist", 1, c->db);
 	reply_long(&c->out, 1);
 }
 
@@ -313,6 +327,8 @@ static void rename_generic(struct client *c, bool nx)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	notify_arg(c, "rename_from", 1, c->db);
+	notify_arg(c, "rename_to", 2, c->db);
 	if (nx)
 		reply_long(&c->out, 1);
 	else
@@ -362,6 +378,7 @@ void cmd_copy(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	notify_arg(c, "copy_to", 2, dst);
 	reply_long(&c->out, 1);
 }
 
@@ -383,6 +400,8 @@ void cmd_move(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	notify_arg(c, "move_from", 1, c->db);
+	notify_arg(c, "move_to", 1, dst);
 	reply_long(&c->out, 1);
 }
 

@@ -335,8 +335,12 @@ void cmd_shutdown(struct client *c)
 		return;
 	}
 	zr_log(ZR_LOG_WARNING, "User requested shutdown...");
-	if (flags & SHUTDOWN_SAVE)
-		zr_log(ZR_LOG_WARNING, "SHUTDOWN SAVE: this zarisd has no persistence yet, nothing is saved");
+	/* main saves after the workers stop (persist_shutdown) */
+	atomic_store_explicit(&c->srv->shutdown_save,
+			      (flags & SHUTDOWN_NOSAVE) ? SERVER_SHUTDOWN_NOSAVE
+			      : (flags & SHUTDOWN_SAVE) ? SERVER_SHUTDOWN_SAVE
+							: SERVER_SHUTDOWN_DEFAULT,
+			      memory_order_relaxed);
 	/* No reply: the connection closes when the workers stop, as in Redis. */
 	server_request_shutdown(c->srv);
 }

@@ -26,6 +26,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/notify.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -50,6 +51,12 @@ static struct entry *lookup_write(struct client *c, int argi)
 {
 	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
 				   cmd_key_hash(c, argi), c->now_ms, STORE_LOOKUP_NOSTATS);
+}
+
+/* Keyspace notification for argv[ARGI] (Redis's notifyKeyspaceEvent). */
+static void notify_arg(struct client *c, int type, const char *event, int argi)
+{
+	notify_keyspace_event(c->srv, type, event, c->argv[argi].ptr, c->argv[argi].len, c->db);
 }
 
 /* checkType: false after replying WRONGTYPE when E is not a string. */
@@ -266,6 +273,11 @@ static void set_generic(struct client *c, unsigned flags, int vali, int expi, en
 	int sflags = (found && (flags & SET_KEEPTTL)) ? STORE_SET_KEEPTTL : 0;
 	int rc = store_set_string_locked(c->srv->store, c->db, c->argv[1].ptr, c->argv[1].len,
 					 c->argv[vali].ptr, c->argv[vali].len, at, sflags, NULL);
+	if (rc == 0) {
+		notify_arg(c, NOTIFY_STRING, "set", 1);
+		if (expi)
+			notify_arg(c, NOTIFY_GENERIC, "expire", 1);
+	}
 	if (flags & SET_GET)
 		return; /* already replied; on -ENOMEM nothing changed and nothing more can be said */
 	if (rc < 0)
@@ -279,8 +291,10 @@ static void set_generic(struct client *c, unsigned flags, int vali, int expi, en
 void cmd_set(struct client *c)
 {
 	if (c->argc == 3) { /* hot path: no options, no lookup */
-		if (set_or_reply(c, 1, c->argv[2].ptr, c->argv[2].len, -1, 0, NULL))
+		if (set_or_reply(c, 1, c->argv[2].ptr, c->argv[2].len, -1, 0, NULL)) {
+			notify_arg(c, NOTIFY_STRING, "set", 1);
 			reply_ok(&c->out);
+		}
 		return;
 	}
 	unsigned flags = 0;
@@ -327,16 +341,19 @@ void cmd_getset(struct client *c)
 		return;
 	/* Like SET without KEEPTTL: the old TTL goes. Already replied, so an
 	 * allocation failure leaves the key unchanged without a second reply. */
-	store_set_string_locked(c->srv->store, c->db, c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
-				c->argv[2].len, -1, 0, NULL);
+	if (store_set_string_locked(c->srv->store, c->db, c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
+				    c->argv[2].len, -1, 0, NULL) == 0)
+		notify_arg(c, NOTIFY_STRING, "set", 1);
 }
 
 void cmd_getdel(struct client *c)
 {
 	bool ok;
 	struct entry *e = get_generic(c, &ok);
-	if (e)
+	if (e) {
 		store_delete_entry_locked(c->srv->store, c->db, e);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
+	}
 }
 
 void cmd_getex(struct client *c)
@@ -363,12 +380,16 @@ void cmd_getex(struct client *c)
 	reply_bulk(&c->out, v, vlen); /* before the entry may go or move */
 
 	struct store *s = c->srv->store;
-	if ((flags & (SET_EXAT | SET_PXAT)) && at <= c->now_ms)
+	if ((flags & (SET_EXAT | SET_PXAT)) && at <= c->now_ms) {
 		store_delete_entry_locked(s, c->db, e); /* an absolute time already past deletes */
-	else if (expi)
-		store_set_expire_locked(s, c->db, &e, at);
-	else if ((flags & SET_PERSIST) && entry_expire(e) != -1)
-		store_set_expire_locked(s, c->db, &e, -1);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
+	} else if (expi) {
+		if (store_set_expire_locked(s, c->db, &e, at) == 0)
+			notify_arg(c, NOTIFY_GENERIC, "expire", 1);
+	} else if ((flags & SET_PERSIST) && entry_expire(e) != -1) {
+		if (store_set_expire_locked(s, c->db, &e, -1) == 0)
+			notify_arg(c, NOTIFY_GENERIC, "persist", 1);
+	}
 }
 
 /* --- multi-key --------------------------------------------------------------- */
@@ -408,6 +429,7 @@ static void mset_generic(struct client *c, bool nx)
 	for (int j = 1; j < c->argc; j += 2) {
 		if (!set_or_reply(c, j, c->argv[j + 1].ptr, c->argv[j + 1].len, -1, 0, NULL))
 			return;
+		notify_arg(c, NOTIFY_STRING, "set", j);
 	}
 	if (nx)
 		reply_long(&c->out, 1);
@@ -451,8 +473,10 @@ static void incr_decr(struct client *c, long long incr)
 	char buf[ZR_LONG_STR_SIZE];
 	size_t n = zr_ll_to_str(buf, value);
 	bool ok = e ? overwrite_or_reply(c, &e, buf, n) : set_or_reply(c, 1, buf, n, -1, 0, NULL);
-	if (ok)
+	if (ok) {
+		notify_arg(c, NOTIFY_STRING, "incrby", 1);
 		reply_long(&c->out, value);
+	}
 }
 
 void cmd_incr(struct client *c)
@@ -512,8 +536,10 @@ void cmd_incrbyfloat(struct client *c)
 	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
 	size_t n = zr_ld_to_str(buf, sizeof(buf), value);
 	bool ok = e ? overwrite_or_reply(c, &e, buf, n) : set_or_reply(c, 1, buf, n, -1, 0, NULL);
-	if (ok)
+	if (ok) {
+		notify_arg(c, NOTIFY_STRING, "incrbyfloat", 1);
 		reply_bulk(&c->out, buf, n);
+	}
 }
 
 /* --- in-place edits and reads of parts ----------------------------------------- */
@@ -525,8 +551,10 @@ void cmd_append(struct client *c)
 	struct entry *e = lookup_write(c, 1);
 	if (!e) {
 		/* A new key, even for an empty argument (Redis creates it too). */
-		if (set_or_reply(c, 1, add, alen, -1, 0, NULL))
+		if (set_or_reply(c, 1, add, alen, -1, 0, NULL)) {
+			notify_arg(c, NOTIFY_STRING, "append", 1);
 			reply_long(&c->out, (long long)alen);
+		}
 		return;
 	}
 	if (!is_string_or_reply(c, e))
@@ -544,6 +572,7 @@ void cmd_append(struct client *c)
 		memcpy(p + olen, add, alen);
 	}
 	store_modified_locked(c->srv->store, c->db, e);
+	notify_arg(c, NOTIFY_STRING, "append", 1);
 	reply_long(&c->out, (long long)(olen + alen));
 }
 
@@ -628,8 +657,10 @@ void cmd_setrange(struct client *c)
 		if (!string_length_ok_or_reply(c, (unsigned long long)offset, vlen))
 			return;
 		if (offset == 0) { /* the common case needs just the one allocation */
-			if (set_or_reply(c, 1, val, vlen, -1, 0, NULL))
+			if (set_or_reply(c, 1, val, vlen, -1, 0, NULL)) {
+				notify_arg(c, NOTIFY_STRING, "setrange", 1);
 				reply_long(&c->out, (long long)vlen);
+			}
 			return;
 		}
 		if (!set_or_reply(c, 1, "", 0, -1, 0, &e))
@@ -658,6 +689,7 @@ void cmd_setrange(struct client *c)
 	}
 	memcpy(p + offset, val, vlen);
 	store_modified_locked(s, c->db, e);
+	notify_arg(c, NOTIFY_STRING, "setrange", 1);
 	reply_long(&c->out, (long long)newlen);
 }
 

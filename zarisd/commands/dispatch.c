@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
@@ -14,6 +15,7 @@
 #include "zarisd/commands/info.h"
 #include "zarisd/commands/latency.h"
 #include "zarisd/commands/multi.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/commands/slowlog.h"
@@ -21,6 +23,7 @@
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
@@ -45,6 +48,8 @@ void dispatch_client_free(struct client *c)
 {
 	/* One line per module that keeps per-client state. */
 	multi_client_free(c);
+	pubsub_client_free(c);
+	blocking_client_gone(c); /* blocking.h: leave the key queues */
 }
 
 static void reply_unknown_command(struct client *c)
@@ -198,7 +203,15 @@ void dispatch_call(struct client *c, const struct command *cmd)
 	c->cmd = cmd;
 	uint64_t errors_before = c->out.errors;
 	int64_t t0 = zr_mono_us();
+	pubsub_command_begin(c); /* pub/sub: inline delivery to a subscribed publisher */
+	/* persistence (persist.h): while a snapshot runs, a write's lookups
+	 * keep pre-images; a command that changed the keyspace is journaled
+	 * here, still inside the locked region, so records of one key are in
+	 * execution order */
+	uint64_t persist_token = persist_command_begin(c, cmd);
 	cmd->handler(c);
+	persist_command_end(c, cmd, persist_token);
+	pubsub_command_end(c);
 	int64_t dur = zr_mono_us() - t0;
 
 	STAT_INC(st, calls);
@@ -237,6 +250,12 @@ enum dispatch_result dispatch_command(struct client *c)
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}
+	/* pub/sub: an RESP2 subscriber may run only the (un)subscribe family,
+	 * PING, QUIT and RESET */
+	if (!pubsub_allowed(c, cmd)) {
+		reject(c, &c->stats->cmd[cmd->id]);
+		return DISPATCH_DONE;
+	}
 	c->now_ms = zr_time_ms();
 	if (c->multi && !multi_runs_now(cmd)) {
 		if ((cmd->flags & CMD_NOMULTI)) {
@@ -270,6 +289,9 @@ enum dispatch_result dispatch_command(struct client *c)
 		store_unlock_set(srv->store, shards, nshards);
 	if (shards && shards != stack)
 		zr_free(shards);
+	/* blocking.h: serve clients blocked on keys this command pushed to
+	 * (after EXEC too), now that no shard lock is held */
+	blocking_serve_ready(srv);
 
 	if (c->flags & CLIENT_REPLY_SKIP)
 		c->flags &= ~CLIENT_REPLY_SKIP;

@@ -67,7 +67,7 @@ struct client;
 	X(cmd_spop) X(cmd_srandmember) X(cmd_smove) X(cmd_sinter) X(cmd_sintercard)                    \
 	X(cmd_sinterstore) X(cmd_sunion) X(cmd_sunionstore) X(cmd_sdiff) X(cmd_sdiffstore) X(cmd_sscan)
 
-/* cmd_zset.c, cmd_zset_setops.c */
+/* cmd_zset.c, cmd_zset_pop.c, cmd_zset_setops.c */
 #define ZSET_HANDLERS(X)                                                                       \
 	X(cmd_zadd) X(cmd_zincrby) X(cmd_zrem) X(cmd_zcard) X(cmd_zscore) X(cmd_zmscore) X(cmd_zrank)  \
 	X(cmd_zrevrank) X(cmd_zcount) X(cmd_zlexcount) X(cmd_zrange) X(cmd_zrangestore)                \
@@ -75,10 +75,14 @@ struct client;
 	X(cmd_zrevrangebylex) X(cmd_zremrangebyrank) X(cmd_zremrangebyscore) X(cmd_zremrangebylex)     \
 	X(cmd_zpopmin) X(cmd_zpopmax) X(cmd_zmpop) X(cmd_zrandmember) X(cmd_zscan) X(cmd_zunion)       \
 	X(cmd_zinter) X(cmd_zdiff) X(cmd_zintercard) X(cmd_zunionstore) X(cmd_zinterstore)             \
-	X(cmd_zdiffstore)
+	X(cmd_zdiffstore) X(cmd_bzpopmin) X(cmd_bzpopmax) X(cmd_bzmpop)
 
-/* cmd_list.c (and the blocking pops) */
-#define LIST_HANDLERS(X)
+/* cmd_list.c (and the blocking pops; cmd_client_unblock is in cmd_client.c) */
+#define LIST_HANDLERS(X)                                                                                  \
+	X(cmd_lpush) X(cmd_rpush) X(cmd_lpushx) X(cmd_rpushx) X(cmd_linsert) X(cmd_llen) X(cmd_lindex)    \
+		X(cmd_lrange) X(cmd_lset) X(cmd_lrem) X(cmd_ltrim) X(cmd_lpop) X(cmd_rpop) X(cmd_lpos)    \
+			X(cmd_lmove) X(cmd_rpoplpush) X(cmd_lmpop) X(cmd_blpop) X(cmd_brpop) X(cmd_blmove) \
+				X(cmd_brpoplpush) X(cmd_blmpop) X(cmd_client_unblock)
 
 /* cmd_bitmap.c, cmd_hll.c */
 #define BITMAP_HANDLERS(X)                                                                     \
@@ -89,10 +93,15 @@ struct client;
 #define MULTI_HANDLERS(X) X(cmd_multi) X(cmd_exec) X(cmd_discard) X(cmd_watch) X(cmd_unwatch)
 
 /* cmd_pubsub.c */
-#define PUBSUB_HANDLERS(X)
+#define PUBSUB_HANDLERS(X)                                                                           \
+	X(cmd_subscribe)                                                                             \
+	X(cmd_unsubscribe) X(cmd_psubscribe) X(cmd_punsubscribe) X(cmd_publish) X(cmd_ssubscribe)   \
+		X(cmd_sunsubscribe) X(cmd_spublish) X(cmd_pubsub_channels) X(cmd_pubsub_numsub)      \
+			X(cmd_pubsub_numpat) X(cmd_pubsub_shardchannels) X(cmd_pubsub_shardnumsub)   \
+				X(cmd_pubsub_help)
 
 /* cmd_persist.c */
-#define PERSIST_HANDLERS(X)
+#define PERSIST_HANDLERS(X) X(cmd_save) X(cmd_bgsave) X(cmd_bgrewriteaof)
 
 /* clang-format on */
 

@@ -2,6 +2,7 @@
 #include "zarisd/commands/server.h"
 
 #include "zarisd/commands/settings.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
 void server_settings_changed(struct server *srv)
@@ -13,6 +14,7 @@ void server_settings_changed(struct server *srv)
 						   &cfg->maxmemory_policy, memory_order_relaxed));
 	store_set_maxmemory_samples(srv->store,
 				    atomic_load_explicit(&cfg->maxmemory_samples, memory_order_relaxed));
+	persist_settings_changed(srv); /* appendonly / appendfsync take effect now */
 }
 
 void server_wake_all(struct server *srv)

@@ -17,6 +17,14 @@ struct worker_stats;
 struct slowlog;
 struct client;
 struct mailbox;
+struct persist;
+
+/* What SHUTDOWN asked for the final save (srv->shutdown_save). */
+enum server_shutdown_save {
+	SERVER_SHUTDOWN_DEFAULT = 0, /* save when save rules are set (SIGTERM, bare SHUTDOWN) */
+	SERVER_SHUTDOWN_NOSAVE = 1,
+	SERVER_SHUTDOWN_SAVE = 2,
+};
 
 enum pause_mode {
 	PAUSE_NONE = 0,
@@ -31,6 +39,7 @@ struct server {
 	struct worker_stats **wstats; /* [nworkers], each written only by its worker */
 	struct slowlog *slowlog;
 	struct mailbox *mailbox; /* work posted to clients of other workers */
+	struct persist *persist; /* snapshots and the append-only log (persist.h); NULL in unit tests */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
 	int64_t start_mono_us;
@@ -58,6 +67,7 @@ struct server {
 	_Atomic int pause_mode;		/* enum pause_mode */
 	_Atomic int64_t lastsave;	/* unix seconds of the last save */
 	_Atomic uint64_t stat_reset_ms; /* CONFIG RESETSTAT time */
+	_Atomic int shutdown_save;	/* enum server_shutdown_save, set by SHUTDOWN */
 };
 
 /* Asks every worker to stop after their current loop turn. Any thread. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "zarisd/commands/notify.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -46,6 +47,9 @@ struct setting {
 	const char *help;
 };
 
+static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
+static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
+static void show_save(struct settings *s, char *buf, size_t size);
 static const char *const io_backend_names[] = { "auto", "uring", "epoll", NULL };
 static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
 static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "allkeys-lfu",
@@ -60,6 +64,9 @@ static int parse_cores(struct settings *s, const struct setting *row, const char
 static void show_cores(struct settings *s, char *buf, size_t size);
 static int parse_obuf(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
 static void show_obuf(struct settings *s, char *buf, size_t size);
+static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
+			size_t errlen);
+static void show_notify(struct settings *s, char *buf, size_t size);
 
 #define OFF(field) offsetof(struct settings, field)
 static const struct setting setting_rows[] = {
@@ -121,8 +128,56 @@ static const struct setting setting_rows[] = {
 	  "active expiry effort 1-10" },
 	{ "requirepass", SK_STRING, OFF(requirepass), SF_SENSITIVE, 0, 0, NULL, NULL, NULL,
 	  "password clients must AUTH with" },
-	{ "notify-keyspace-events", SK_STRING, OFF(notify_keyspace_events), 0, 0, 0, NULL, NULL, NULL,
-	  "keyspace notifications (data types issue)" },
+	/* pub/sub: flags parsed and shown by notify.c (parse_notify/show_notify) */
+	{ "notify-keyspace-events", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_notify, show_notify,
+	  "keyspace notification classes, e.g. KEA" },
+	/* --- hashes and sets (cmd_hash.c, cmd_set.c); Redis 7.0's defaults --- */
+	{ "hash-max-listpack-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
+	  NULL, "most fields of a listpack-encoded hash" },
+	{ "hash-max-listpack-value", SK_LL, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "longest field or value of a listpack-encoded hash" },
+	{ "hash-max-ziplist-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "alias of hash-max-listpack-entries" },
+	{ "hash-max-ziplist-value", SK_LL, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "alias of hash-max-listpack-value" },
+	{ "set-max-intset-entries", SK_LL, OFF(set_max_intset_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "most members of an intset-encoded set" },
+	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c); Redis 7.0's defaults --- */
+	{ "hll-sparse-max-bytes", SK_MEMORY, OFF(hll_sparse_max_bytes), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "largest sparse HyperLogLog before it turns dense" },
+	/* --- sorted sets (cmd_zset.c); Redis 7.0's defaults and alias names --- */
+	{ "zset-max-listpack-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
+	  NULL, "most members of a listpack-encoded sorted set" },
+	{ "zset-max-listpack-value", SK_LL, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "longest member of a listpack-encoded sorted set" },
+	{ "zset-max-ziplist-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "alias of zset-max-listpack-entries" },
+	{ "zset-max-ziplist-value", SK_LL, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	  "alias of zset-max-listpack-value" },
+	/* --- lists (cmd_list.c); Redis 7.0's default and alias name --- */
+	{ "list-max-listpack-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
+	  "list node size: -1..-5 = 4..64 KB per node, N > 0 = N entries per node" },
+	{ "list-max-ziplist-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
+	  "alias of list-max-listpack-size" },
+	/* --- persistence (persist/) --- */
+	{ "dbfilename", SK_PLAIN_STRING, OFF(dbfilename), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
+	  "snapshot file name (in dir)" },
+	{ "appendfilename", SK_PLAIN_STRING, OFF(appendfilename), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
+	  "append-only log segment name prefix" },
+	{ "appenddirname", SK_PLAIN_STRING, OFF(appenddirname), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
+	  "append-only log directory (in dir)" },
+	{ "appendonly", SK_BOOL, OFF(aof_enabled), 0, 0, 1, NULL, NULL, NULL,
+	  "yes|no: keep the append-only log" },
+	{ "appendfsync", SK_ENUM, OFF(appendfsync), 0, 0, 0, appendfsync_names, NULL, NULL,
+	  "always|everysec|no: when the log is fsynced" },
+	{ "save", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_save, show_save,
+	  "snapshot rules: \"<seconds> <changes> ...\" (\"\" = none)" },
+	{ "auto-aof-rewrite-percentage", SK_LL, OFF(auto_aof_rewrite_percentage), 0, 0, INT_MAX, NULL, NULL,
+	  NULL, "rewrite the log when it grew this % over the last snapshot (0 = never)" },
+	{ "auto-aof-rewrite-min-size", SK_MEMORY, OFF(auto_aof_rewrite_min_size), 0, 0, LLONG_MAX, NULL, NULL,
+	  NULL, "smallest log size that triggers an automatic rewrite" },
+	{ "aof-load-truncated", SK_BOOL, OFF(aof_load_truncated), 0, 0, 1, NULL, NULL, NULL,
+	  "yes: trim a truncated log tail at start-up, no: refuse to start" },
 };
 #undef OFF
 
@@ -178,7 +233,32 @@ void settings_init(struct settings *s)
 	atomic_init(&s->loglevel, ZR_LOG_NOTICE);
 	atomic_init(&s->active_expire_effort, 1);
 	s->requirepass = zr_strdup("");
-	s->notify_keyspace_events = zr_strdup("");
+	/* pub/sub: no notifications; Redis's pubsub class limits 32mb 8mb 60 */
+	atomic_init(&s->notify_keyspace_events, 0);
+	atomic_init(&s->obuf_pubsub_hard_limit, 32LL * 1024 * 1024);
+	atomic_init(&s->obuf_pubsub_soft_limit, 8LL * 1024 * 1024);
+	atomic_init(&s->obuf_pubsub_soft_seconds, 60);
+	/* hashes and sets */
+	atomic_init(&s->hash_max_listpack_entries, 512);
+	atomic_init(&s->hash_max_listpack_value, 64);
+	atomic_init(&s->set_max_intset_entries, 512);
+	/* bitmaps and HyperLogLog */
+	atomic_init(&s->hll_sparse_max_bytes, 3000);
+	/* sorted sets */
+	atomic_init(&s->zset_max_listpack_entries, 128);
+	atomic_init(&s->zset_max_listpack_value, 64);
+	/* lists */
+	atomic_init(&s->list_max_listpack_size, -2);
+	/* persistence: Redis 7's defaults, our file names */
+	s->dbfilename = zr_strdup("dump.zdb");
+	s->appendfilename = zr_strdup("appendonly.aof");
+	s->appenddirname = zr_strdup("appendonlydir");
+	s->save = zr_strdup("3600 1 300 100 60 10000");
+	atomic_init(&s->aof_enabled, 0);
+	atomic_init(&s->appendfsync, 1);
+	atomic_init(&s->auto_aof_rewrite_percentage, 100);
+	atomic_init(&s->auto_aof_rewrite_min_size, 64LL * 1024 * 1024);
+	atomic_init(&s->aof_load_truncated, 1);
 }
 
 void settings_free(struct settings *s)
@@ -189,7 +269,10 @@ void settings_free(struct settings *s)
 	ZR_FREE(s->pidfile);
 	ZR_FREE(s->cores_text);
 	ZR_FREE(s->requirepass);
-	ZR_FREE(s->notify_keyspace_events);
+	ZR_FREE(s->dbfilename);
+	ZR_FREE(s->appendfilename);
+	ZR_FREE(s->appenddirname);
+	ZR_FREE(s->save);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -257,7 +340,7 @@ static int parse_obuf(struct settings *s, const struct setting *row, const char 
 		return -EINVAL;
 	}
 	unsigned long long vals[8][3];
-	int normal = -1;
+	int normal = -1, pubsub = -1;
 	for (int i = 0; i < n; i += 4) {
 		const char *cls = tok[i];
 		if (strcasecmp(cls, "normal") && strcasecmp(cls, "replica") && strcasecmp(cls, "slave") &&
@@ -276,6 +359,8 @@ static int parse_obuf(struct settings *s, const struct setting *row, const char 
 		}
 		if (!strcasecmp(cls, "normal"))
 			normal = i / 4;
+		if (!strcasecmp(cls, "pubsub")) /* pub/sub: subscribed clients' class */
+			pubsub = i / 4;
 	}
 	(void)row;
 	if (normal >= 0) {
@@ -284,15 +369,46 @@ static int parse_obuf(struct settings *s, const struct setting *row, const char 
 		atomic_store_explicit(&s->obuf_soft_seconds, (long long)vals[normal][2],
 				      memory_order_relaxed);
 	}
+	if (pubsub >= 0) {
+		atomic_store_explicit(&s->obuf_pubsub_hard_limit, (long long)vals[pubsub][0],
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_pubsub_soft_limit, (long long)vals[pubsub][1],
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_pubsub_soft_seconds, (long long)vals[pubsub][2],
+				      memory_order_relaxed);
+	}
 	return 0;
 }
 
 static void show_obuf(struct settings *s, char *buf, size_t size)
 {
-	snprintf(buf, size, "normal %lld %lld %lld slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+	snprintf(buf, size, "normal %lld %lld %lld slave 268435456 67108864 60 pubsub %lld %lld %lld",
 		 atomic_load_explicit(&s->obuf_hard_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_soft_limit, memory_order_relaxed),
-		 atomic_load_explicit(&s->obuf_soft_seconds, memory_order_relaxed));
+		 atomic_load_explicit(&s->obuf_soft_seconds, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_pubsub_hard_limit, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_pubsub_soft_limit, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_pubsub_soft_seconds, memory_order_relaxed));
+}
+
+/* pub/sub: notify-keyspace-events is kept as flags (notify.h) */
+static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
+			size_t errlen)
+{
+	int flags = notify_flags_parse(v);
+	if (flags < 0) {
+		snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", row->name,
+			 NOTIFY_ERR_CLASS);
+		return -EINVAL;
+	}
+	atomic_store_explicit(&s->notify_keyspace_events, flags, memory_order_relaxed);
+	return 0;
+}
+
+static void show_notify(struct settings *s, char *buf, size_t size)
+{
+	notify_flags_format(atomic_load_explicit(&s->notify_keyspace_events, memory_order_relaxed), buf,
+			    size);
 }
 
 static int parse_enum(const struct setting *row, const char *v)
@@ -508,4 +624,47 @@ void settings_print_help(FILE *f)
 		fprintf(f, "  --%-28s %s%s\n", row->name, row->help,
 			(row->flags & SF_IMMUTABLE) ? "" : " (CONFIG SET)");
 	}
+}
+
+/* --- persistence: save rules ------------------------------------------------------ */
+
+/* "<seconds> <changes>" pairs, or "" for none (Redis's format). */
+static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+{
+	(void)row;
+	int n = 0;
+	const char *p = v;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		char *end;
+		long long x = strtoll(p, &end, 10);
+		if (end == p || x < 0 || (*end && *end != ' ')) {
+			snprintf(
+				err, errlen,
+				"CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
+			return -EINVAL;
+		}
+		p = end;
+		n++;
+	}
+	if (n % 2) {
+		snprintf(err, errlen,
+			 "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&s->lock);
+	zr_free(s->save);
+	s->save = zr_strdup(v);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static void show_save(struct settings *s, char *buf, size_t size)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(buf, size, "%s", s->save ? s->save : "");
+	pthread_mutex_unlock(&s->lock);
 }

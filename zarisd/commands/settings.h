@@ -60,9 +60,39 @@ struct settings {
 
 	pthread_mutex_t lock; /* guards the strings below */
 	char *requirepass;    /* NULL or "" = no password */
-	char *notify_keyspace_events;
-	char *save; /* persistence arrives later; kept for CONFIG GET */
-	char *appendonly;
+	char *save;	      /* save rules "<seconds> <changes> ..." (persist/) */
+
+	/* --- hashes and sets (cmd_hash.c, cmd_set.c): runtime, relaxed --- */
+	_Atomic long long hash_max_listpack_entries;
+	_Atomic long long hash_max_listpack_value;
+	_Atomic long long set_max_intset_entries;
+
+	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c): runtime, relaxed --- */
+	_Atomic long long hll_sparse_max_bytes; /* sparse HLLs turn dense past this size */
+
+	/* --- sorted sets (cmd_zset.c): runtime, relaxed --- */
+	_Atomic long long zset_max_listpack_entries;
+	_Atomic long long zset_max_listpack_value;
+
+	/* --- lists (cmd_list.c): runtime, relaxed; read when a list is created --- */
+	_Atomic long long list_max_listpack_size;
+
+	/* --- pub/sub and keyspace notifications (pubsub.c, notify.c): runtime, relaxed --- */
+	_Atomic int notify_keyspace_events;	    /* enum notify_flag bits (notify.h) */
+	_Atomic long long obuf_pubsub_hard_limit;   /* client-output-buffer-limit pubsub <hard> */
+	_Atomic long long obuf_pubsub_soft_limit;   /* ... <soft> */
+	_Atomic long long obuf_pubsub_soft_seconds; /* ... <seconds> */
+
+	/* --- persistence (persist/): save, appendonly, ... --- */
+	char *dbfilename;	 /* start-up only */
+	char *appendfilename;	 /* start-up only: segment name prefix */
+	char *appenddirname;	 /* start-up only */
+	_Atomic int aof_enabled; /* appendonly: CONFIG SET turns the log on/off at run time */
+	_Atomic int appendfsync; /* enum aof_fsync: always, everysec, no */
+	_Atomic long long auto_aof_rewrite_percentage;
+	_Atomic long long auto_aof_rewrite_min_size;
+	_Atomic int aof_load_truncated;
+	/* `save` (above, under lock) holds the "<seconds> <changes> ..." rules */
 };
 
 /* Fills S with Redis's defaults (127.0.0.1:6379, 16 databases, ...). */

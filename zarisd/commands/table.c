@@ -69,6 +69,7 @@ static struct command client_subcommands[] = {
 	ROW("pause", -3, KL | A | NS | L | S, 0, 0, 0, cmd_client_pause, "connection", "3.0.0", "Suspends commands processing."),
 	ROW("unpause", 2, KL | A | NS | L | S, 0, 0, 0, cmd_client_unpause, "connection", "6.2.0", "Resumes processing commands from paused clients."),
 	ROW("reply", 3, KL | NS | L | S, 0, 0, 0, cmd_client_reply, "connection", "3.2.0", "Instructs the server whether to reply to commands."),
+	ROW("unblock", -3, KL | A | NS | L | S, 0, 0, 0, cmd_client_unblock, "connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection."), /* blocking.h */
 	ROW("no-evict", 3, KL | A | NS | L | S, 0, 0, 0, cmd_client_no_evict, "connection", "7.0.0", "Sets the client eviction mode of the connection."),
 	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_client_help, "connection", "5.0.0", "Returns helpful text about the different subcommands."),
 	END,
@@ -97,6 +98,17 @@ static struct command latency_subcommands[] = {
 	ROW("reset", -2, KL | A | NS | L | S, 0, 0, 0, cmd_latency_reset, "server", "2.8.13", "Resets the latency data for one or more events."),
 	ROW("doctor", 2, KL | A | NS | L | S, 0, 0, 0, cmd_latency_doctor, "server", "2.8.13", "Returns a human-readable latency analysis report."),
 	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_latency_help, "server", "2.8.13", "Returns helpful text about the different subcommands."),
+	END,
+};
+
+/* pub/sub (cmd_pubsub.c) */
+static struct command pubsub_subcommands[] = {
+	ROW("channels", -2, CMD_PUBSUB | KL | L | S, 0, 0, 0, cmd_pubsub_channels, "pubsub", "2.8.0", "List active channels"),
+	ROW("numsub", -2, CMD_PUBSUB | KL | L | S, 0, 0, 0, cmd_pubsub_numsub, "pubsub", "2.8.0", "Get the count of subscribers for channels"),
+	ROW("numpat", 2, CMD_PUBSUB | KL | L | S, 0, 0, 0, cmd_pubsub_numpat, "pubsub", "2.8.0", "Get the count of unique patterns pattern subscriptions"),
+	ROW("shardchannels", -2, CMD_PUBSUB | KL | L | S, 0, 0, 0, cmd_pubsub_shardchannels, "pubsub", "7.0.0", "List active shard channels"),
+	ROW("shardnumsub", -2, CMD_PUBSUB | KL | L | S, 0, 0, 0, cmd_pubsub_shardnumsub, "pubsub", "7.0.0", "Get the count of subscribers for shard channels"),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_pubsub_help, "pubsub", "6.2.0", "Show helpful text about the different subcommands"),
 	END,
 };
 
@@ -165,14 +177,126 @@ static struct command command_rows[] = {
 	CONTAINER("memory", -2, 0, memory_subcommands, "server", "4.0.0", "A container for memory diagnostics commands."),
 
 	/* --- hashes (cmd_hash.c) --- */
+	ROW("hset", -4, W | M | F, 1, 1, 1, cmd_hset, "hash", "2.0.0", "Creates or modifies the value of a field in a hash."),
+	ROW("hsetnx", 4, W | M | F, 1, 1, 1, cmd_hsetnx, "hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist."),
+	ROW("hget", 3, R | F, 1, 1, 1, cmd_hget, "hash", "2.0.0", "Returns the value of a field in a hash."),
+	ROW("hmset", -4, W | M | F, 1, 1, 1, cmd_hmset, "hash", "2.0.0", "Sets the values of multiple fields."),
+	ROW("hmget", -3, R | F, 1, 1, 1, cmd_hmget, "hash", "2.0.0", "Returns the values of all fields in a hash."),
+	ROW("hdel", -3, W | F, 1, 1, 1, cmd_hdel, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."),
+	ROW("hexists", 3, R | F, 1, 1, 1, cmd_hexists, "hash", "2.0.0", "Determines whether a field exists in a hash."),
+	ROW("hlen", 2, R | F, 1, 1, 1, cmd_hlen, "hash", "2.0.0", "Returns the number of fields in a hash."),
+	ROW("hkeys", 2, R, 1, 1, 1, cmd_hkeys, "hash", "2.0.0", "Returns all fields in a hash."),
+	ROW("hvals", 2, R, 1, 1, 1, cmd_hvals, "hash", "2.0.0", "Returns all values in a hash."),
+	ROW("hgetall", 2, R, 1, 1, 1, cmd_hgetall, "hash", "2.0.0", "Returns all fields and values in a hash."),
+	ROW("hincrby", 4, W | M | F, 1, 1, 1, cmd_hincrby, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."),
+	ROW("hincrbyfloat", 4, W | M | F, 1, 1, 1, cmd_hincrbyfloat, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."),
+	ROW("hstrlen", 3, R | F, 1, 1, 1, cmd_hstrlen, "hash", "3.2.0", "Returns the length of the value of a field."),
+	ROW("hrandfield", -2, R, 1, 1, 1, cmd_hrandfield, "hash", "6.2.0", "Returns one or more random fields from a hash."),
+	ROW("hscan", -3, R, 1, 1, 1, cmd_hscan, "hash", "2.8.0", "Iterates over fields and values of a hash."),
 
 	/* --- sets (cmd_set.c) --- */
+	ROW("sadd", -3, W | M | F, 1, 1, 1, cmd_sadd, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist."),
+	ROW("srem", -3, W | F, 1, 1, 1, cmd_srem, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed."),
+	ROW("sismember", 3, R | F, 1, 1, 1, cmd_sismember, "set", "1.0.0", "Determines whether a member belongs to a set."),
+	ROW("smismember", -3, R | F, 1, 1, 1, cmd_smismember, "set", "6.2.0", "Determines whether multiple members belong to a set."),
+	ROW("smembers", 2, R, 1, 1, 1, cmd_smembers, "set", "1.0.0", "Returns all members of a set."),
+	ROW("scard", 2, R | F, 1, 1, 1, cmd_scard, "set", "1.0.0", "Returns the number of members in a set."),
+	ROW("spop", -2, W | F, 1, 1, 1, cmd_spop, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
+	ROW("srandmember", -2, R, 1, 1, 1, cmd_srandmember, "set", "1.0.0", "Get one or multiple random members from a set"),
+	ROW("smove", 4, W | F, 1, 2, 1, cmd_smove, "set", "1.0.0", "Moves a member from one set to another."),
+	ROW("sinter", -2, R, 1, -1, 1, cmd_sinter, "set", "1.0.0", "Returns the intersect of multiple sets."),
+	/* Redis's key spec is "numkeys at 1, keys from 2"; the range 2..last
+	 * over-approximates it (LIMIT and its value get locked too, which
+	 * only costs a lock) so the dispatcher holds every key's shard. */
+	ROW("sintercard", -3, R, 2, -1, 1, cmd_sintercard, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets."),
+	ROW("sinterstore", -3, W | M, 1, -1, 1, cmd_sinterstore, "set", "1.0.0", "Stores the intersect of multiple sets in a key."),
+	ROW("sunion", -2, R, 1, -1, 1, cmd_sunion, "set", "1.0.0", "Returns the union of multiple sets."),
+	ROW("sunionstore", -3, W | M, 1, -1, 1, cmd_sunionstore, "set", "1.0.0", "Stores the union of multiple sets in a key."),
+	ROW("sdiff", -2, R, 1, -1, 1, cmd_sdiff, "set", "1.0.0", "Returns the difference of multiple sets."),
+	ROW("sdiffstore", -3, W | M, 1, -1, 1, cmd_sdiffstore, "set", "1.0.0", "Stores the difference of multiple sets in a key."),
+	ROW("sscan", -3, R, 1, 1, 1, cmd_sscan, "set", "2.8.0", "Iterates over members of a set."),
 
 	/* --- sorted sets (cmd_zset.c) --- */
+	ROW("zadd", -4, W | M | F, 1, 1, 1, cmd_zadd, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists"),
+	ROW("zincrby", 4, W | M | F, 1, 1, 1, cmd_zincrby, "sorted-set", "1.2.0", "Increment the score of a member in a sorted set"),
+	ROW("zrem", -3, W | F, 1, 1, 1, cmd_zrem, "sorted-set", "1.2.0", "Remove one or more members from a sorted set"),
+	ROW("zcard", 2, R | F, 1, 1, 1, cmd_zcard, "sorted-set", "1.2.0", "Get the number of members in a sorted set"),
+	ROW("zscore", 3, R | F, 1, 1, 1, cmd_zscore, "sorted-set", "1.2.0", "Get the score associated with the given member in a sorted set"),
+	ROW("zmscore", -3, R | F, 1, 1, 1, cmd_zmscore, "sorted-set", "6.2.0", "Get the score associated with the given members in a sorted set"),
+	ROW("zrank", 3, R | F, 1, 1, 1, cmd_zrank, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set"),
+	ROW("zrevrank", 3, R | F, 1, 1, 1, cmd_zrevrank, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low"),
+	ROW("zcount", 4, R | F, 1, 1, 1, cmd_zcount, "sorted-set", "2.0.0", "Count the members in a sorted set with scores within the given values"),
+	ROW("zlexcount", 4, R | F, 1, 1, 1, cmd_zlexcount, "sorted-set", "2.8.9", "Count the number of members in a sorted set between a given lexicographical range"),
+	ROW("zrange", -4, R, 1, 1, 1, cmd_zrange, "sorted-set", "1.2.0", "Return a range of members in a sorted set"),
+	ROW("zrangestore", -5, W | M, 1, 2, 1, cmd_zrangestore, "sorted-set", "6.2.0", "Store a range of members from sorted set into another key"),
+	ROW("zrevrange", -4, R, 1, 1, 1, cmd_zrevrange, "sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
+	ROW("zrangebyscore", -4, R, 1, 1, 1, cmd_zrangebyscore, "sorted-set", "1.0.5", "Return a range of members in a sorted set, by score"),
+	ROW("zrevrangebyscore", -4, R, 1, 1, 1, cmd_zrevrangebyscore, "sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
+	ROW("zrangebylex", -4, R, 1, 1, 1, cmd_zrangebylex, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range"),
+	ROW("zrevrangebylex", -4, R, 1, 1, 1, cmd_zrevrangebylex, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."),
+	ROW("zremrangebyrank", 4, W, 1, 1, 1, cmd_zremrangebyrank, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes"),
+	ROW("zremrangebyscore", 4, W, 1, 1, 1, cmd_zremrangebyscore, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores"),
+	ROW("zremrangebylex", 4, W, 1, 1, 1, cmd_zremrangebylex, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range"),
+	ROW("zpopmin", -2, W | F, 1, 1, 1, cmd_zpopmin, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set"),
+	ROW("zpopmax", -2, W | F, 1, 1, 1, cmd_zpopmax, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set"),
+	ROW("zrandmember", -2, R, 1, 1, 1, cmd_zrandmember, "sorted-set", "6.2.0", "Get one or multiple random elements from a sorted set"),
+	ROW("zscan", -3, R, 1, 1, 1, cmd_zscan, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores"),
+	/* Redis's key specs for these are "numkeys, then that many keys"; the
+	 * range from the first key to the last argument over-approximates it
+	 * (options get locked too, which only costs a lock), so the dispatcher
+	 * holds every input's shard. */
+	ROW("bzpopmin", -3, W | NS | CMD_BLOCKING | F, 1, -2, 1, cmd_bzpopmin, "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"),
+	ROW("bzpopmax", -3, W | NS | CMD_BLOCKING | F, 1, -2, 1, cmd_bzpopmax, "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available"),
+	ROW("bzmpop", -5, W | CMD_BLOCKING, 3, -1, 1, cmd_bzmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available"),
+	ROW("zmpop", -4, W, 2, -1, 1, cmd_zmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set"),
+	ROW("zunion", -3, R, 2, -1, 1, cmd_zunion, "sorted-set", "6.2.0", "Add multiple sorted sets"),
+	ROW("zinter", -3, R, 2, -1, 1, cmd_zinter, "sorted-set", "6.2.0", "Intersect multiple sorted sets"),
+	ROW("zdiff", -3, R, 2, -1, 1, cmd_zdiff, "sorted-set", "6.2.0", "Subtract multiple sorted sets"),
+	ROW("zintercard", -3, R, 2, -1, 1, cmd_zintercard, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result"),
+	ROW("zunionstore", -4, W | M, 1, -1, 1, cmd_zunionstore, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key"),
+	ROW("zinterstore", -4, W | M, 1, -1, 1, cmd_zinterstore, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
+	ROW("zdiffstore", -4, W | M, 1, -1, 1, cmd_zdiffstore, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
 
 	/* --- lists and blocking pops (cmd_list.c) --- */
+	ROW("lpush", -3, W | M | F, 1, 1, 1, cmd_lpush, "list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
+	ROW("rpush", -3, W | M | F, 1, 1, 1, cmd_rpush, "list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist."),
+	ROW("lpushx", -3, W | M | F, 1, 1, 1, cmd_lpushx, "list", "2.2.0", "Prepends one or more elements to a list only when the list exists."),
+	ROW("rpushx", -3, W | M | F, 1, 1, 1, cmd_rpushx, "list", "2.2.0", "Appends an element to a list only when the list exists."),
+	ROW("linsert", 5, W | M, 1, 1, 1, cmd_linsert, "list", "2.2.0", "Inserts an element before or after another element in a list."),
+	ROW("llen", 2, R | F, 1, 1, 1, cmd_llen, "list", "1.0.0", "Returns the length of a list."),
+	ROW("lindex", 3, R, 1, 1, 1, cmd_lindex, "list", "1.0.0", "Returns an element from a list by its index."),
+	ROW("lrange", 4, R, 1, 1, 1, cmd_lrange, "list", "1.0.0", "Returns a range of elements from a list."),
+	ROW("lset", 4, W | M, 1, 1, 1, cmd_lset, "list", "1.0.0", "Sets the value of an element in a list by its index."),
+	ROW("lrem", 4, W, 1, 1, 1, cmd_lrem, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed."),
+	ROW("ltrim", 4, W, 1, 1, 1, cmd_ltrim, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
+	ROW("lpop", -2, W | F, 1, 1, 1, cmd_lpop, "list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
+	ROW("rpop", -2, W | F, 1, 1, 1, cmd_rpop, "list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
+	ROW("lpos", -3, R, 1, 1, 1, cmd_lpos, "list", "6.0.6", "Returns the index of matching elements in a list."),
+	ROW("lmove", 5, W | M, 1, 2, 1, cmd_lmove, "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
+	ROW("rpoplpush", 3, W | M, 1, 2, 1, cmd_rpoplpush, "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
+	/* Redis's key spec is "numkeys, then keys"; the range to the last
+	 * argument over-approximates it (the direction and COUNT get
+	 * locked too, which only costs a lock). */
+	ROW("lmpop", -4, W, 2, -1, 1, cmd_lmpop, "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
+	ROW("blpop", -3, W | NS | CMD_BLOCKING, 1, -2, 1, cmd_blpop, "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+	ROW("brpop", -3, W | NS | CMD_BLOCKING, 1, -2, 1, cmd_brpop, "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+	ROW("blmove", 6, W | M | NS | CMD_BLOCKING, 1, 2, 1, cmd_blmove, "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
+	ROW("brpoplpush", 4, W | M | NS | CMD_BLOCKING, 1, 2, 1, cmd_brpoplpush, "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
+	ROW("blmpop", -5, W | CMD_BLOCKING, 3, -1, 1, cmd_blmpop, "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
 
 	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c) --- */
+	ROW("setbit", 4, W | M, 1, 1, 1, cmd_setbit, "bitmap", "2.2.0", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
+	ROW("getbit", 3, R | F, 1, 1, 1, cmd_getbit, "bitmap", "2.2.0", "Returns a bit value by offset."),
+	ROW("bitcount", -2, R, 1, 1, 1, cmd_bitcount, "bitmap", "2.6.0", "Counts the number of set bits (population counting) in a string."),
+	ROW("bitpos", -3, R, 1, 1, 1, cmd_bitpos, "bitmap", "2.8.7", "Finds the first set (1) or clear (0) bit in a string."),
+	ROW("bitop", -4, W | M, 2, -1, 1, cmd_bitop, "bitmap", "2.6.0", "Performs bitwise operations on multiple strings, and stores the result."),
+	ROW("bitfield", -2, W | M, 1, 1, 1, cmd_bitfield, "bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings."),
+	ROW("bitfield_ro", -2, R | F, 1, 1, 1, cmd_bitfield_ro, "bitmap", "6.0.0", "Performs arbitrary read-only bitfield integer operations on strings."),
+	ROW("pfadd", -2, W | M | F, 1, 1, 1, cmd_pfadd, "hyperloglog", "2.8.9", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."),
+	ROW("pfcount", -2, R, 1, -1, 1, cmd_pfcount, "hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
+	ROW("pfmerge", -2, W | M, 1, -1, 1, cmd_pfmerge, "hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key."),
+	ROW("pfdebug", 3, W | M | A, 2, 2, 1, cmd_pfdebug, "hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values."),
+	ROW("pfselftest", 1, A | KL, 0, 0, 0, cmd_pfselftest, "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values."),
 
 	/* --- transactions (cmd_multi.c) --- */
 	ROW("multi", 1, NS | L | S | F | KL | CMD_NOMULTI, 0, 0, 0, cmd_multi, "transactions", "1.2.0", "Starts a transaction."),
@@ -182,8 +306,22 @@ static struct command command_rows[] = {
 	ROW("unwatch", 1, NS | L | S | F | KL, 0, 0, 0, cmd_unwatch, "transactions", "2.2.0", "Forgets about watched keys of a transaction."),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
+	/* The shard commands' channels are keys in their key spec (cluster
+	 * routing) but never locked: KL. */
+	ROW("subscribe", -2, CMD_PUBSUB | NS | L | S | KL, 0, 0, 0, cmd_subscribe, "pubsub", "2.0.0", "Listen for messages published to the given channels"),
+	ROW("unsubscribe", -1, CMD_PUBSUB | NS | L | S | KL, 0, 0, 0, cmd_unsubscribe, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels"),
+	ROW("psubscribe", -2, CMD_PUBSUB | NS | L | S | KL, 0, 0, 0, cmd_psubscribe, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns"),
+	ROW("punsubscribe", -1, CMD_PUBSUB | NS | L | S | KL, 0, 0, 0, cmd_punsubscribe, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns"),
+	ROW("publish", 3, CMD_PUBSUB | L | S | F | KL, 0, 0, 0, cmd_publish, "pubsub", "2.0.0", "Post a message to a channel"),
+	ROW("ssubscribe", -2, CMD_PUBSUB | NS | L | S | KL, 1, -1, 1, cmd_ssubscribe, "pubsub", "7.0.0", "Listen for messages published to the given shard channels"),
+	ROW("sunsubscribe", -1, CMD_PUBSUB | NS | L | S | KL, 1, -1, 1, cmd_sunsubscribe, "pubsub", "7.0.0", "Stop listening for messages posted to the given shard channels"),
+	ROW("spublish", 3, CMD_PUBSUB | L | S | F | KL, 1, 1, 1, cmd_spublish, "pubsub", "7.0.0", "Post a message to a shard channel"),
+	CONTAINER("pubsub", -2, 0, pubsub_subcommands, "pubsub", "2.8.0", "A container for Pub/Sub commands"),
 
 	/* --- persistence (cmd_persist.c) --- */
+	ROW("save", 1, A | NS | KL | CMD_NOMULTI, 0, 0, 0, cmd_save, "server", "1.0.0", "Synchronously saves the database(s) to disk."),
+	ROW("bgsave", -1, A | NS | KL, 0, 0, 0, cmd_bgsave, "server", "1.0.0", "Asynchronously saves the database(s) to disk."),
+	ROW("bgrewriteaof", 1, A | NS | KL, 0, 0, 0, cmd_bgrewriteaof, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk."),
 
 	/* --- server and connection (cmd_conn.c, cmd_server.c, cmd_client.c, cmd_config.c,
 	 *     cmd_command.c, cmd_info.c) --- */

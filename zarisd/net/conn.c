@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -125,7 +126,9 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 	struct resp_limits lim;
 	size_t pos = 0;
 	*stop = false;
-	while (pos < len && !c->close_after_send) {
+	/* CLIENT_BLOCKED (commands/blocking.h): a blocked client runs no
+	 * further request until its reply arrives (worker.c resumes it) */
+	while (pos < len && !c->close_after_send && !(c->client.flags & CLIENT_BLOCKED)) {
 		size_t used = 0;
 		conn_limits(c, &lim);
 		enum resp_result r = resp_parse(&c->parser, buf + pos, len - pos, &lim, &used);
@@ -248,6 +251,12 @@ bool conn_check_output_limits(struct conn *c, int64_t now_ms)
 	long long hard = atomic_load_explicit(&cfg->obuf_hard_limit, memory_order_relaxed);
 	long long soft = atomic_load_explicit(&cfg->obuf_soft_limit, memory_order_relaxed);
 	long long secs = atomic_load_explicit(&cfg->obuf_soft_seconds, memory_order_relaxed);
+	if (pubsub_client_is_subscribed(&c->client)) {
+		/* pub/sub: a subscribed client is of Redis's "pubsub" class */
+		hard = atomic_load_explicit(&cfg->obuf_pubsub_hard_limit, memory_order_relaxed);
+		soft = atomic_load_explicit(&cfg->obuf_pubsub_soft_limit, memory_order_relaxed);
+		secs = atomic_load_explicit(&cfg->obuf_pubsub_soft_seconds, memory_order_relaxed);
+	}
 	size_t used = c->client.out.bytes;
 	bool over = hard > 0 && (long long)used > hard;
 	if (!over && soft > 0 && (long long)used > soft) {

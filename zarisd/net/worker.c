@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/mailbox.h"
 #include "zarisd/commands/registry.h"
@@ -355,6 +356,13 @@ static void mail_touched(struct client *c, void *ctx)
 {
 	struct worker *w = ctx;
 	struct conn *conn = c->conn;
+	/* commands/blocking.h: an unblocked client runs the requests it
+	 * stopped at (CLIENT_BLOCKED is cleared by the mail that answered) */
+	if (conn->state == CONN_OPEN && !(c->flags & CLIENT_BLOCKED) && conn->qlen && !conn->paused &&
+	    !conn_resume(conn)) {
+		close_conn(w, conn);
+		return;
+	}
 	if (c->out.bytes || conn->close_after_send)
 		worker_queue_send(w, conn);
 }
@@ -400,6 +408,7 @@ static void worker_cron(struct worker *w)
 	store_active_expire(srv->store, w->index, srv->nworkers, w->now_ms,
 			    period_us / 4 + period_us * (effort - 1) / 40);
 	STAT_ADD(w->stats, expire_cycle_us, zr_mono_us() - t0);
+	blocking_cron(srv, w->index, w->now_ms); /* commands/blocking.h: blocked clients' timeouts */
 	scan_conns(w, true);
 	w->next_cron_us = t0 + period_us;
 }

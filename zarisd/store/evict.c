@@ -272,6 +272,7 @@ static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 		pthread_mutex_lock(&sh->lock);
 		struct entry **link = dict_find(d, c->hash, c->key, c->klen);
 		if (link && (!policy_is_volatile(policy) || entry_has_ttl(*link))) {
+			store_event(s, STORE_EVENT_EVICTED, c->db, *link);
 			store_unlink_free(s, d, link);
 			shard_count(&sh->evicted, 1);
 			done = true;
@@ -303,6 +304,7 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 		else
 			e = dict_random(d, &sh->rnd);
 		if (e) {
+			store_event(s, STORE_EVENT_EVICTED, db, e);
 			store_delete_entry_locked(s, db, e);
 			shard_count(&sh->evicted, 1);
 			done = true;

@@ -18,7 +18,7 @@
 #define EXPIRE_TIME_CHECK 16 /* shards between two clock reads */
 
 /* Expires what it can in D (lock held); returns keys deleted. */
-static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, int64_t now_ms,
+static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, struct dict *d, int64_t now_ms,
 			    int64_t deadline_us)
 {
 	unsigned deleted = 0;
@@ -29,6 +29,7 @@ static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, i
 			if (entry_ttl_raw(e) < now_ms) {
 				size_t klen;
 				const char *k = entry_key_raw(e, &klen);
+				store_event(s, STORE_EVENT_EXPIRED, db, e);
 				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
 				deleted++;
 			}
@@ -43,6 +44,7 @@ static unsigned expire_dict(struct store *s, struct shard *sh, struct dict *d, i
 			if (entry_ttl_raw(e) < now_ms) {
 				size_t klen;
 				const char *k = entry_key_raw(e, &klen);
+				store_event(s, STORE_EVENT_EXPIRED, db, e);
 				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
 				expired++;
 			}
@@ -84,7 +86,7 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		for (unsigned db = 0; db < s->ndb; db++) {
 			struct dict *d = &sh->db[db];
 			if (d->nvol)
-				n += expire_dict(s, sh, d, now_ms, deadline);
+				n += expire_dict(s, sh, db, d, now_ms, deadline);
 			if (dict_is_rehashing(d))
 				dict_rehash_step(d, EXPIRE_REHASH_STEPS);
 		}

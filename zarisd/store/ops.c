@@ -47,8 +47,10 @@ uint64_t store_thread_dirty(void)
 void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 {
 	store_dirty_count++;
-	free_value(s, e);
 	dict_bytes_add(d, -(int64_t)zr_usable(e));
+	if (store_snap_on(s) && store_snap_retain(s, d, e))
+		return; /* the running snapshot keeps it as its pre-image */
+	free_value(s, e);
 	zr_free(e);
 }
 
@@ -72,6 +74,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 	struct entry *e = link ? *link : NULL;
 	if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
 		/* Redis's keyIsExpired: a key is gone once now > its TTL. */
+		store_event(s, STORE_EVENT_EXPIRED, db, e);
 		store_unlink_free(s, d, link);
 		shard_count(&sh->expired, 1);
 		e = NULL;
@@ -80,6 +83,9 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 		shard_count(e ? &sh->hits : &sh->misses, 1);
 	if (e && !(flags & STORE_LOOKUP_NOTOUCH))
 		store_touch(s, e);
+	/* a writing command may change the value in place after this */
+	if (e && store_write_intent)
+		store_snap_touch(s, sh, db, e);
 	return e;
 }
 
@@ -139,6 +145,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 		/* Reuse the block when the new entry fits without wasting more
 		 * than half of it (same or next jemalloc class). */
 		if (!aliased && !same_obj && sh.size <= usable && sh.size * 2 >= usable) {
+			store_snap_touch(s, shd, db, old);
 			rewrite_in_place(s, d, old, &sh, lru, klen, val, vlen, obj, has_ttl, ttl);
 			old->version = shard_next_version(s, shd);
 			if (out)
@@ -195,6 +202,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 		entry_set_ttl_raw(ne, ttl);
 		dict_vol_add(d, ne);
 	}
+	store_event(s, STORE_EVENT_NEW, db, ne);
 	ne->version = shard_next_version(s, shd);
 	if (out)
 		*out = ne;
@@ -275,6 +283,7 @@ char *store_string_resize_locked(struct store *s, unsigned db, struct entry **ep
 	uint64_t h = key_hash_of(e);
 	struct shard *shd = shard_of_hash(s, h);
 	struct dict *d = &shd->db[db];
+	store_snap_touch(s, shd, db, e);
 	size_t klen = entry_klen_raw(e), oldlen = entry_vlen_raw(e);
 	struct entry_shape sh = entry_shape_of(STORE_TYPE_STRING, entry_has_ttl(e), klen, newlen);
 	if (sh.meta != (e->meta & ~ENTRY_LRU_MASK)) {
@@ -323,6 +332,8 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 	if (!link)
 		return false;
 	bool expired = entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms;
+	if (expired)
+		store_event(s, STORE_EVENT_EXPIRED, db, *link);
 	store_unlink_free(s, d, link);
 	if (expired)
 		shard_count(&sh->expired, 1);
@@ -351,6 +362,7 @@ int store_set_expire_locked(struct store *s, unsigned db, struct entry **ep, int
 	struct dict *d = &shd->db[db];
 	if (at_ms < 0 && !entry_has_ttl(e))
 		return 0;
+	store_snap_touch(s, shd, db, e);
 	if (at_ms >= 0 && entry_has_ttl(e)) {
 		entry_set_ttl_raw(e, at_ms);
 	} else {
@@ -388,8 +400,10 @@ static struct entry *entry_clone(const struct entry *e, const char *newkey, size
 	return ne;
 }
 
-/* Inserts NE (key hash HD) into DD, replacing any entry with its key. */
-static void insert_replacing(struct store *s, struct dict *dd, uint64_t hd, struct entry *ne)
+/* Inserts NE (key hash HD) into DD (database DB), replacing any entry with
+ * its key. Reported as a new key even when one was replaced: Redis's
+ * RENAME / COPY REPLACE delete the target, then dbAdd. */
+static void insert_replacing(struct store *s, unsigned db, struct dict *dd, uint64_t hd, struct entry *ne)
 {
 	size_t klen;
 	const char *key = entry_key_raw(ne, &klen);
@@ -400,6 +414,7 @@ static void insert_replacing(struct store *s, struct dict *dd, uint64_t hd, stru
 	dict_add(dd, hd, ne);
 	if (entry_has_ttl(ne))
 		dict_vol_add(dd, ne);
+	store_event(s, STORE_EVENT_NEW, db, ne);
 }
 
 int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsigned dst_db,
@@ -412,6 +427,7 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	struct shard *shd = shard_of_hash(s, hd);
 	struct dict *dd = &shd->db[dst_db];
 	bool samekey = klen == newklen && memcmp(key, newkey, klen) == 0;
+	store_snap_touch(s, shard_of_hash(s, hs), src_db, e);
 
 	if (samekey && src_db == dst_db) {
 		e->version = shard_next_version(s, shd);
@@ -433,7 +449,7 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	dict_bytes_add(ds, -(int64_t)zr_usable(e));
 	if (ne != e)
 		zr_free(e);
-	insert_replacing(s, dd, hd, ne);
+	insert_replacing(s, dst_db, dd, hd, ne);
 	ne->version = shard_next_version(s, shd);
 	return 0;
 }
@@ -461,7 +477,7 @@ int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, u
 	}
 	uint64_t hd = zr_hash(newkey, newklen);
 	struct shard *shd = shard_of_hash(s, hd);
-	insert_replacing(s, &shd->db[dst_db], hd, ne);
+	insert_replacing(s, dst_db, &shd->db[dst_db], hd, ne);
 	ne->version = shard_next_version(s, shd);
 	return 0;
 }

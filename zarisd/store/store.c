@@ -68,6 +68,12 @@ void store_register_type(struct store *s, enum store_type t, const struct store_
 	s->ops[t] = ops;
 }
 
+void store_set_event_hook(struct store *s, store_event_fn fn, void *ctx)
+{
+	atomic_store_explicit(&s->event_ctx, ctx, memory_order_relaxed);
+	atomic_store_explicit(&s->event_fn, fn, memory_order_release);
+}
+
 unsigned store_databases(const struct store *s)
 {
 	return s->ndb;

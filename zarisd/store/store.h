@@ -230,6 +230,23 @@ void store_swapdb(struct store *s, unsigned a, unsigned b);
 /* Calls FN on one random live key of DB; false when the db is empty. */
 bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
 
+/* --- events (keyspace notifications) ----------------------------------------- */
+
+/* What happened to a key, as Redis names it in keyspace notifications:
+ * "new" (dbAdd: a key was created), "expired", "evicted". */
+enum store_event {
+	STORE_EVENT_NEW,
+	STORE_EVENT_EXPIRED,
+	STORE_EVENT_EVICTED,
+};
+/* Called with the key's shard lock held, before an expired or evicted
+ * entry is freed and after a new one is linked (KEY borrowed for the
+ * call). It must not take shard locks or call the store. */
+typedef void (*store_event_fn)(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen);
+/* Installs FN (NULL removes it); any thread, takes effect for later events.
+ * One hook per store (the commands layer's keyspace notifications). */
+void store_set_event_hook(struct store *s, store_event_fn fn, void *ctx);
+
 /* --- expiry, eviction, accounting ------------------------------------------ */
 
 /* Active expiry: worker WORKER of NWORKERS samples the volatile entries of its
@@ -264,5 +281,44 @@ void store_set_maxmemory_samples(struct store *s, int samples);
 void store_evict_pool_clear(void);
 void store_stats(const struct store *s, struct store_stats *out);
 void store_reset_stats(struct store *s);
+
+/* --- persistence support (persist/) ----------------------------------------- */
+
+/* The ops registered for non-string type T, or NULL. */
+const struct store_type_ops *store_type_ops_of(const struct store *s, enum store_type t);
+/* Loading: sets E's version to VERSION (the one saved) and raises its
+ * shard's clock to at least VERSION, so later writes stay monotonic. */
+void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version);
+/* Declares whether the calling thread's current command may write (the
+ * dispatcher, around each handler). While a snapshot runs, a lookup made
+ * by a writing command keeps a pre-image of the entry it finds, because
+ * type handlers change their objects in place before telling the store. */
+void store_thread_write_intent(bool on);
+
+/* Point-in-time snapshot without fork. store_snap_begin() takes every
+ * shard lock (ascending), calls AT_INSTANT(CTX) — the snapshot's instant:
+ * no keyed command runs — marks every shard pending and records each
+ * shard's clock, then unlocks. From then on, the first change to an entry
+ * of a pending shard that existed at the instant keeps a pre-image of it
+ * (a copy; a deleted entry is kept itself), once per key: per-entry
+ * copy-before-write, so the extra memory is the entries changed during
+ * the save, not the keyspace. store_snap_dump() serializes one shard as
+ * it was at the instant (pre-images, then live entries not changed since)
+ * under its lock, frees its pre-images and clears its mark. Returns
+ * -EBUSY when a snapshot already runs. One snapshot at a time. */
+int store_snap_begin(struct store *s, void (*at_instant)(void *ctx), void *ctx);
+/* Called with the shard lock held for each entry of the image; DB is its
+ * database. E is valid only during the call. */
+typedef void (*store_snap_fn)(unsigned db, const struct entry *e, void *ctx);
+void store_snap_dump(struct store *s, unsigned shard, store_snap_fn fn, void *ctx);
+/* Ends the snapshot (dumps nothing: call after every shard was dumped, or
+ * to abandon it — pending pre-images are freed). */
+void store_snap_end(struct store *s);
+struct store_snap_stats {
+	uint64_t bytes;	  /* held by pre-images now */
+	uint64_t peak;	  /* most held during the current or last snapshot */
+	uint64_t entries; /* pre-images taken during the current or last snapshot */
+};
+void store_snap_stats(struct store *s, struct store_snap_stats *out);
 
 #endif

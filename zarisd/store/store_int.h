@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "zarisd/store/dict.h"
@@ -36,7 +37,11 @@ struct shard {
 	_Atomic uint64_t misses;
 	_Atomic uint64_t expired;
 	_Atomic uint64_t evicted;
-	struct dict db[]; /* [databases] */
+	/* point-in-time snapshot (snap.c), under the lock: */
+	bool snap_pending;     /* a snapshot runs and has not dumped this shard yet */
+	uint64_t snap_version; /* last_version at the snapshot's instant */
+	struct snap_set *snap; /* pre-images of entries changed since then, or NULL */
+	struct dict db[];      /* [databases] */
 };
 
 struct expire_cursor {
@@ -59,7 +64,16 @@ struct store {
 	_Atomic int lfu_decay_time;
 	_Atomic int64_t clock_ms; /* wall clock of the last store_tick */
 	struct dict_live *live;	  /* [ndb] */
+	/* store_set_event_hook: ctx is written before fn (release), read after
+	 * it (acquire), so a caller seeing fn sees its ctx. */
+	_Atomic(store_event_fn) event_fn;
+	void *_Atomic event_ctx;
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
+	/* snapshot (snap.c): 1 while one runs; relaxed, the hooks' fast check */
+	_Atomic int snap_active;
+	_Atomic int64_t snap_bytes; /* bytes held by pre-images now */
+	_Atomic int64_t snap_peak;  /* most held during the current / last snapshot */
+	_Atomic uint64_t snap_entries;
 };
 
 static inline struct shard *store_shard(const struct store *s, unsigned i)
@@ -114,6 +128,18 @@ static inline void shard_unlock(struct shard *sh)
 		pthread_mutex_unlock(&sh->lock);
 }
 
+/* Reports EV for entry E of DB to the event hook, if any (lock held). */
+static inline void store_event(const struct store *s, enum store_event ev, unsigned db, const struct entry *e)
+{
+	store_event_fn fn = atomic_load_explicit(&((struct store *)s)->event_fn, memory_order_acquire);
+	if (fn) {
+		size_t klen;
+		const char *key = entry_key_raw(e, &klen);
+		fn(atomic_load_explicit(&((struct store *)s)->event_ctx, memory_order_relaxed), ev, db, key,
+		   klen);
+	}
+}
+
 /* The ops of every non-string type, indexed by enum store_type (types.c);
  * NULL for strings. */
 extern const struct store_type_ops *const store_builtin_types[STORE_TYPE_COUNT];
@@ -138,6 +164,30 @@ void store_touch(const struct store *s, struct entry *e);
 /* The lru field for an overwritten entry (LFU keeps the old counter, as
  * Redis's dbOverwrite does; LRU restarts). */
 uint32_t store_lru_overwrite(const struct store *s, const struct entry *old);
+
+/* snap.c: copy-before-write of a point-in-time snapshot. Each hook is a
+ * relaxed load of s->snap_active when no snapshot runs. */
+/* Keeps a copy of E (of DB in shard SH, lock held) as it was at the
+ * snapshot's instant, before the caller changes it. */
+void store_snap_preserve(struct store *s, struct shard *sh, unsigned db, const struct entry *e);
+/* E (of dict D, unlinked) is about to be freed: keeps it as its own
+ * pre-image instead when the snapshot still needs it. True when kept. */
+bool store_snap_retain(struct store *s, struct dict *d, struct entry *e);
+/* SWAPDB: keeps copies of every entry of dbs A and B of SH and serves
+ * those dbs from the copies only. */
+void store_snap_freeze_dbs(struct store *s, struct shard *sh, unsigned a, unsigned b);
+extern _Thread_local bool store_write_intent;
+
+static inline bool store_snap_on(const struct store *s)
+{
+	return __builtin_expect(atomic_load_explicit(&s->snap_active, memory_order_relaxed), 0);
+}
+
+static inline void store_snap_touch(struct store *s, struct shard *sh, unsigned db, const struct entry *e)
+{
+	if (store_snap_on(s) && sh->snap_pending && e->version <= sh->snap_version)
+		store_snap_preserve(s, sh, db, e);
+}
 
 /* A thread-local random number (no lock needed). */
 uint64_t store_rand(void);

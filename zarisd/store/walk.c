@@ -182,6 +182,8 @@ void store_swapdb(struct store *s, unsigned a, unsigned b)
 		for (unsigned i = 0; i < s->nshards; i++) {
 			struct shard *sh = store_shard(s, i);
 			shard_lock(sh);
+			if (store_snap_on(s))
+				store_snap_freeze_dbs(s, sh, a, b);
 			dict_swap(&sh->db[a], &sh->db[b]);
 			shard_unlock(sh);
 		}
@@ -193,6 +195,8 @@ void store_swapdb(struct store *s, unsigned a, unsigned b)
 		shard_lock(store_shard(s, i));
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
+		if (store_snap_on(s)) /* the running snapshot keeps both as they were */
+			store_snap_freeze_dbs(s, sh, a, b);
 		dict_swap(&sh->db[a], &sh->db[b]);
 	}
 	for (unsigned i = s->nshards; i-- > 0;)
@@ -236,6 +240,7 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 		shard_lock(sh);
 		struct entry *e = dict_random(d, &sh->rnd);
 		if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
+			store_event(s, STORE_EVENT_EXPIRED, db, e);
 			store_delete_entry_locked(s, db, e);
 			shard_count(&sh->expired, 1);
 			e = NULL;

@@ -1,0 +1,561 @@
+/* loadgen — see loadgen.h.
+ *
+ * Threads: lg_run()'s caller is the control thread; it only reads the
+ * workers' published counters (relaxed atomics: a progress line needs no
+ * ordering with anything) and sets `stop`. Everything else of a worker,
+ * including its connections and histogram, is touched by that worker
+ * alone until pthread_join(), which orders the final reads.
+ */
+#include "bench/loadgen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/procstat.h"
+#include "bench/rscan.h"
+
+#define LG_RBUF_MIN (64 * 1024)
+#define LG_EVENTS 256
+
+struct lg_conn {
+	int fd;		/* -1 once dead */
+	bool out_armed; /* EPOLLOUT registered: a write is pending */
+	char *wbuf;	/* unsent requests in [woff, wlen) */
+	size_t wcap, wlen, woff;
+	char *rbuf; /* unparsed reply bytes in [0, rlen) */
+	size_t rcap, rlen;
+	uint64_t *stamp;   /* send time (ns) of request i at [i & mask] */
+	uint64_t issued;   /* requests written into wbuf so far */
+	uint64_t answered; /* replies parsed so far; issued - answered in flight */
+};
+
+struct lg_worker {
+	pthread_t tid;
+	const struct lg_config *cfg;
+	struct lg_shared *sh;
+	unsigned idx;
+	int epfd;
+	struct lg_conn *conns;
+	unsigned nconns;
+	unsigned live; /* connections not dead */
+	unsigned mask; /* stamp ring size - 1 (power of two >= pipeline) */
+	struct keygen kg;
+	unsigned slot;	    /* position in the template cycle */
+	uint64_t budget;    /* requests this worker may send */
+	uint64_t in_flight; /* sum over conns of issued - answered */
+	struct lg_result r; /* this worker's totals (hist included) */
+	bool have_error;    /* r.first_error is set */
+	/* published for the progress line, relaxed: */
+	_Atomic uint64_t pub_ops;
+	_Atomic uint64_t pub_errors;
+	_Atomic uint64_t pub_lat_ns;
+	_Atomic bool finished;
+	int start_err; /* -errno when connecting failed */
+};
+
+struct lg_shared {
+	pthread_barrier_t start;
+	_Atomic bool stop; /* set by the control thread; relaxed: polled */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void note_error(struct lg_worker *w, const char *fmt, const char *what, size_t len)
+{
+	if (w->have_error)
+		return;
+	w->have_error = true;
+	snprintf(w->r.first_error, sizeof(w->r.first_error), fmt, (int)len, what);
+}
+
+static void conn_fail(struct lg_worker *w, struct lg_conn *c, const char *why)
+{
+	uint64_t pending = c->issued - c->answered;
+
+	if (c->fd < 0)
+		return;
+	note_error(w, "connection lost: %.*s", why, strlen(why));
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	w->live--;
+	w->r.conn_errors++;
+	w->r.lost += pending;
+	w->in_flight -= pending;
+	c->answered = c->issued;
+}
+
+static int set_out(struct lg_worker *w, struct lg_conn *c, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		return -errno;
+	c->out_armed = on;
+	return 0;
+}
+
+/* Writes what is pending; arms EPOLLOUT when the socket is full. */
+static void conn_flush(struct lg_worker *w, struct lg_conn *c)
+{
+	while (c->woff < c->wlen) {
+		ssize_t n = write(c->fd, c->wbuf + c->woff, c->wlen - c->woff);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				if (!c->out_armed && set_out(w, c, true) < 0)
+					conn_fail(w, c, strerror(errno));
+				return;
+			}
+			conn_fail(w, c, strerror(errno));
+			return;
+		}
+		c->woff += (size_t)n;
+	}
+	c->wlen = c->woff = 0;
+	if (c->out_armed && set_out(w, c, false) < 0)
+		conn_fail(w, c, strerror(errno));
+}
+
+/* Tops C up to `pipeline` requests in flight, stamping them NOW. */
+static void conn_fill(struct lg_worker *w, struct lg_conn *c, uint64_t now)
+{
+	const struct tpl_mix *mix = w->cfg->mix;
+	unsigned pipeline = w->cfg->pipeline;
+
+	if (c->fd < 0)
+		return;
+	if (c->woff > 0) {
+		memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
+		c->wlen -= c->woff;
+		c->woff = 0;
+	}
+	while (c->issued - c->answered < pipeline && w->r.sent < w->budget) {
+		const struct tpl *t = &mix->t[mix->order[w->slot]];
+
+		if (++w->slot == mix->cycle)
+			w->slot = 0;
+		/* Unsent bytes belong to requests in flight, so a buffer of
+		 * pipeline * max_len always has room here. */
+		c->wlen += tpl_render(t, c->wbuf + c->wlen, keygen_next(&w->kg));
+		c->stamp[c->issued & w->mask] = now;
+		c->issued++;
+		w->in_flight++;
+		w->r.sent++;
+	}
+}
+
+/* Consumes the complete replies in C's read buffer. */
+static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
+{
+	size_t pos = 0;
+
+	while (pos < c->rlen) {
+		enum rscan_kind kind;
+		long len = rscan_value(c->rbuf + pos, c->rlen - pos, &kind);
+
+		if (len == 0)
+			break;
+		if (len < 0) {
+			conn_fail(w, c, "protocol error in reply");
+			return;
+		}
+		if (kind == RSCAN_PUSH) {
+			w->r.pushes++;
+			pos += (size_t)len;
+			continue;
+		}
+		if (c->answered == c->issued) {
+			conn_fail(w, c, "reply without a request");
+			return;
+		}
+		hist_record(&w->r.hist, now - c->stamp[c->answered & w->mask]);
+		c->answered++;
+		w->in_flight--;
+		w->r.ops++;
+		if (kind == RSCAN_ERROR) {
+			w->r.errors++;
+			note_error(w, "%.*s", c->rbuf + pos, (size_t)len > 2 ? (size_t)len - 2 : 0);
+		} else if (kind == RSCAN_NIL) {
+			w->r.nils++;
+		}
+		pos += (size_t)len;
+	}
+	if (pos > 0 && pos < c->rlen)
+		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+	c->rlen -= pos;
+}
+
+static void conn_readable(struct lg_worker *w, struct lg_conn *c, uint64_t now)
+{
+	ssize_t n;
+
+	if (c->rlen == c->rcap) {
+		/* One reply larger than the buffer (a big MGET, say): grow.
+		 * Rare, and never per request. */
+		char *nb = realloc(c->rbuf, c->rcap * 2);
+
+		if (!nb) {
+			conn_fail(w, c, "out of memory for a large reply");
+			return;
+		}
+		c->rbuf = nb;
+		c->rcap *= 2;
+	}
+	n = read(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			conn_fail(w, c, strerror(errno));
+		return;
+	}
+	if (n == 0) {
+		conn_fail(w, c, "closed by the server");
+		return;
+	}
+	c->rlen += (size_t)n;
+	conn_parse(w, c, now);
+	if (c->fd < 0)
+		return;
+	conn_fill(w, c, now);
+	if (!c->out_armed)
+		conn_flush(w, c);
+}
+
+static int fcntl_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int conn_open(struct lg_worker *w, struct lg_conn *c, const struct addrinfo *ai)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	int one = 1, rc;
+
+	c->fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (c->fd < 0)
+		return -errno;
+	/* Blocking connect: loopback answers at once, and this happens
+	 * before the clock starts. */
+	if (connect(c->fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (fcntl_nonblock(c->fd) < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	c->wcap = (size_t)w->cfg->pipeline * w->cfg->mix->max_len;
+	c->wbuf = malloc(c->wcap);
+	c->rcap = LG_RBUF_MIN;
+	c->rbuf = malloc(c->rcap);
+	c->stamp = calloc((size_t)w->mask + 1, sizeof(*c->stamp));
+	if (!c->wbuf || !c->rbuf || !c->stamp) {
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	w->live++;
+	return 0;
+
+out_close:
+	close(c->fd);
+	c->fd = -1;
+	return rc;
+}
+
+static void worker_publish(struct lg_worker *w)
+{
+	atomic_store_explicit(&w->pub_ops, w->r.ops, memory_order_relaxed);
+	atomic_store_explicit(&w->pub_errors, w->r.errors + w->r.conn_errors, memory_order_relaxed);
+	atomic_store_explicit(&w->pub_lat_ns, w->r.hist.sum, memory_order_relaxed);
+}
+
+/* The worker's loop: runs until its budget is spent and answered, or the
+ * stop flag is seen and the replies in flight are drained (or the drain
+ * times out), or every connection is lost. */
+static void worker_loop(struct lg_worker *w)
+{
+	struct epoll_event ev[LG_EVENTS];
+	uint64_t now = now_ns(), drain_deadline = 0;
+	bool draining = false;
+	unsigned i;
+	int n;
+
+	for (i = 0; i < w->nconns; i++) {
+		conn_fill(w, &w->conns[i], now);
+		conn_flush(w, &w->conns[i]);
+	}
+	while (w->live > 0) {
+		if (!draining && atomic_load_explicit(&w->sh->stop, memory_order_relaxed)) {
+			draining = true;
+			w->budget = w->r.sent;
+			drain_deadline = now + (uint64_t)(w->cfg->drain_timeout_s * 1e9);
+		}
+		if (w->in_flight == 0 && w->r.sent >= w->budget)
+			break;
+		if (draining && now > drain_deadline)
+			break;
+		/* The timeout only bounds how late a stop is seen. */
+		n = epoll_wait(w->epfd, ev, LG_EVENTS, 50);
+		if (n < 0 && errno != EINTR) {
+			note_error(w, "epoll_wait: %.*s", strerror(errno), strlen(strerror(errno)));
+			break;
+		}
+		now = now_ns();
+		for (i = 0; i < (unsigned)(n > 0 ? n : 0); i++) {
+			struct lg_conn *c = ev[i].data.ptr;
+
+			if (c->fd >= 0 && (ev[i].events & EPOLLOUT))
+				conn_flush(w, c);
+			if (c->fd >= 0 && (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+				conn_readable(w, c, now);
+		}
+		worker_publish(w);
+	}
+	/* Whatever is still in flight after a timed-out drain is lost. */
+	w->r.lost += w->in_flight;
+	worker_publish(w);
+}
+
+static void *worker_main(void *arg)
+{
+	struct lg_worker *w = arg;
+	const struct lg_config *cfg = w->cfg;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char port[16];
+	unsigned i;
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", cfg->port);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (w->epfd < 0) {
+		w->start_err = -errno;
+	} else if ((rc = getaddrinfo(cfg->host, port, &hints, &ai)) != 0) {
+		w->start_err = -EHOSTUNREACH;
+		note_error(w, "cannot resolve %.*s", cfg->host, strlen(cfg->host));
+	} else {
+		for (i = 0; i < w->nconns && w->start_err == 0; i++)
+			w->start_err = conn_open(w, &w->conns[i], ai);
+		if (w->start_err < 0)
+			note_error(w, "connect: %.*s", strerror(-w->start_err),
+				   strlen(strerror(-w->start_err)));
+		freeaddrinfo(ai);
+	}
+	pthread_barrier_wait(&w->sh->start);
+	if (w->start_err == 0)
+		worker_loop(w);
+	for (i = 0; i < w->nconns; i++) {
+		if (w->conns[i].fd >= 0)
+			close(w->conns[i].fd);
+		free(w->conns[i].wbuf);
+		free(w->conns[i].rbuf);
+		free(w->conns[i].stamp);
+	}
+	if (w->epfd >= 0)
+		close(w->epfd);
+	atomic_store_explicit(&w->finished, true, memory_order_release);
+	return NULL;
+}
+
+/* Slice I of T over [0, N): [I*N/T, (I+1)*N/T). */
+static uint64_t slice_lo(uint64_t n, unsigned i, unsigned t)
+{
+	return (uint64_t)(((unsigned __int128)n * i) / t);
+}
+
+static int workers_init(const struct lg_config *cfg, struct lg_shared *sh, struct lg_worker *ws)
+{
+	unsigned i, j, ring = 1;
+
+	while (ring < cfg->pipeline)
+		ring <<= 1;
+	for (i = 0; i < cfg->threads; i++) {
+		struct lg_worker *w = &ws[i];
+		uint64_t lo = slice_lo(cfg->keyspace, i, cfg->threads);
+		uint64_t hi = slice_lo(cfg->keyspace, i + 1, cfg->threads);
+		int rc;
+
+		w->cfg = cfg;
+		w->sh = sh;
+		w->idx = i;
+		w->epfd = -1;
+		w->mask = ring - 1;
+		w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
+		w->conns = calloc(w->nconns, sizeof(*w->conns));
+		if (!w->conns)
+			return -ENOMEM;
+		for (j = 0; j < w->nconns; j++)
+			w->conns[j].fd = -1;
+		w->budget = cfg->requests ? slice_lo(cfg->requests, i + 1, cfg->threads) -
+						    slice_lo(cfg->requests, i, cfg->threads)
+					  : UINT64_MAX;
+		/* Different seeds per thread, reproducible for a given --seed.
+		 * A slice is empty when threads > keyspace; then use all. */
+		rc = keygen_init(&w->kg, cfg->dist, cfg->keyspace, lo < hi ? lo : 0,
+				 lo < hi ? hi : cfg->keyspace, cfg->zipf_s,
+				 cfg->seed * 0x100000001b3ULL + i + 1);
+		if (rc < 0)
+			return rc;
+		hist_init(&w->r.hist);
+	}
+	return 0;
+}
+
+/* The control thread's wait: progress each second, stop at the deadline,
+ * return when every worker has finished. */
+static void control_loop(const struct lg_config *cfg, struct lg_shared *sh, struct lg_worker *ws, uint64_t t0)
+{
+	uint64_t deadline = cfg->requests ? UINT64_MAX : t0 + (uint64_t)(cfg->duration_s * 1e9);
+	uint64_t next_tick = t0 + 1000000000ULL, last_t = t0, last_ops = 0, last_lat = 0;
+	uint64_t last_cpu = procstat_self_cpu_us(), last_srv = 0;
+	bool have_srv = cfg->server_pid > 0 && procstat_cpu_us(cfg->server_pid, &last_srv) == 0;
+	struct timespec nap = { 0, 20 * 1000000L };
+
+	for (;;) {
+		uint64_t now, ops = 0, errs = 0, lat = 0;
+		unsigned i, done = 0;
+
+		nanosleep(&nap, NULL);
+		now = now_ns();
+		for (i = 0; i < cfg->threads; i++)
+			done += atomic_load_explicit(&ws[i].finished, memory_order_relaxed);
+		if (done == cfg->threads)
+			return;
+		if (now >= deadline)
+			atomic_store_explicit(&sh->stop, true, memory_order_relaxed);
+		if (now < next_tick || !cfg->progress)
+			continue;
+		for (i = 0; i < cfg->threads; i++) {
+			ops += atomic_load_explicit(&ws[i].pub_ops, memory_order_relaxed);
+			errs += atomic_load_explicit(&ws[i].pub_errors, memory_order_relaxed);
+			lat += atomic_load_explicit(&ws[i].pub_lat_ns, memory_order_relaxed);
+		}
+		{
+			double dt = (double)(now - last_t) / 1e9;
+			uint64_t cpu = procstat_self_cpu_us(), srv = 0;
+			char srvbuf[32] = "";
+
+			if (have_srv && procstat_cpu_us(cfg->server_pid, &srv) == 0) {
+				snprintf(srvbuf, sizeof(srvbuf), "  server-cpu %3.0f%%",
+					 (double)(srv - last_srv) / 1e4 / dt);
+				last_srv = srv;
+			}
+			fprintf(stderr,
+				"[%6.1fs] %10.0f ops/s  total %llu  errors %llu  mean %.1f us  client-cpu %3.0f%%%s\n",
+				(double)(now - t0) / 1e9, (double)(ops - last_ops) / dt,
+				(unsigned long long)ops, (unsigned long long)errs,
+				ops > last_ops ? (double)(lat - last_lat) / (double)(ops - last_ops) / 1e3
+					       : 0.0,
+				(double)(cpu - last_cpu) / 1e4 / dt, srvbuf);
+			last_cpu = cpu;
+		}
+		last_t = now;
+		last_ops = ops;
+		last_lat = lat;
+		next_tick += 1000000000ULL;
+	}
+}
+
+static void sum_results(const struct lg_config *cfg, struct lg_worker *ws, struct lg_result *res)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->threads; i++) {
+		struct lg_result *r = &ws[i].r;
+
+		res->ops += r->ops;
+		res->sent += r->sent;
+		res->errors += r->errors;
+		res->nils += r->nils;
+		res->pushes += r->pushes;
+		res->conn_errors += r->conn_errors;
+		res->lost += r->lost;
+		hist_merge(&res->hist, &r->hist);
+		if (!res->first_error[0] && r->first_error[0])
+			memcpy(res->first_error, r->first_error, sizeof(res->first_error));
+	}
+}
+
+int lg_run(const struct lg_config *cfg, struct lg_result *res)
+{
+	struct lg_shared sh;
+	struct lg_worker *ws;
+	uint64_t t0, t1, cpu0, srv0 = 0, srv1 = 0;
+	bool have_srv;
+	unsigned i, started = 0;
+	int rc, start_err = 0, ok_workers = 0;
+
+	memset(res, 0, sizeof(*res));
+	hist_init(&res->hist);
+	res->server_cpu_us = -1;
+	ws = calloc(cfg->threads, sizeof(*ws));
+	if (!ws)
+		return -ENOMEM;
+	memset(&sh, 0, sizeof(sh));
+	rc = workers_init(cfg, &sh, ws);
+	if (rc < 0)
+		goto out_free;
+	pthread_barrier_init(&sh.start, NULL, cfg->threads + 1);
+	for (i = 0; i < cfg->threads; i++) {
+		rc = -pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
+		if (rc < 0) {
+			/* The barrier counts on every worker: without one we
+			 * cannot go on safely. */
+			fprintf(stderr, "zaris-bench: pthread_create: %s\n", strerror(-rc));
+			abort();
+		}
+		started++;
+	}
+	pthread_barrier_wait(&sh.start);
+	t0 = now_ns();
+	cpu0 = procstat_self_cpu_us();
+	have_srv = cfg->server_pid > 0 && procstat_cpu_us(cfg->server_pid, &srv0) == 0;
+	control_loop(cfg, &sh, ws, t0);
+	t1 = now_ns();
+	res->client_cpu_us = procstat_self_cpu_us() - cpu0;
+	if (have_srv && procstat_cpu_us(cfg->server_pid, &srv1) == 0)
+		res->server_cpu_us = (int64_t)(srv1 - srv0);
+	res->elapsed_s = (double)(t1 - t0) / 1e9;
+	for (i = 0; i < started; i++)
+		pthread_join(ws[i].tid, NULL);
+	pthread_barrier_destroy(&sh.start);
+	for (i = 0; i < cfg->threads; i++) {
+		if (ws[i].start_err < 0)
+			start_err = ws[i].start_err;
+		else
+			ok_workers++;
+	}
+	sum_results(cfg, ws, res);
+	/* Workers that could not connect count as lost connections. */
+	rc = ok_workers == 0 ? start_err : 0;
+	if (start_err < 0 && ok_workers > 0)
+		res->conn_errors++;
+
+out_free:
+	for (i = 0; i < cfg->threads; i++)
+		free(ws[i].conns);
+	free(ws);
+	return rc;
+}

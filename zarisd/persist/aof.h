@@ -1,0 +1,99 @@
+/* aof — the append-only log: journal records numbered in one sequence,
+ * buffered in memory, written and fsynced by one writer thread (group
+ * commit: one fsync covers every record appended before it, from every
+ * worker), in segment files of the journal directory.
+ *
+ * Files: <dir>/<appenddirname>/<appendfilename>.<start seq, 20 digits>.zj,
+ * each a journal file (journal.h) opening with a JR_SEGMENT frame. A
+ * snapshot taken at journal seq J ends the current segment: records > J
+ * go to a new segment starting at J + 1, so once the snapshot is on disk
+ * every older segment is deleted (that is the rewrite / compaction).
+ *
+ * Durability (what srv->journal_durable means, published with release
+ * after the I/O, then every worker is woken): under appendfsync always,
+ * records fsynced; under everysec and no, records written to the kernel
+ * (they survive a crash of the process; everysec fsyncs once a second, no
+ * leaves it to the kernel).
+ *
+ * Transactions: records of an EXEC carry its txn id; nothing from the
+ * first of them on is written until its JR_COMMIT is appended, so a
+ * crash never leaves half a transaction in the file.
+ *
+ * Threads: aof_append/aof_commit from any worker (one mutex, held for a
+ * memcpy); the writer thread does all I/O; the others from the persistence
+ * control paths (one at a time, under persist's control lock).
+ */
+#ifndef ZR_AOF_H
+#define ZR_AOF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarisd/persist/journal.h"
+
+struct server;
+struct aof;
+
+enum aof_fsync {
+	AOF_FSYNC_ALWAYS = 0,
+	AOF_FSYNC_EVERYSEC = 1,
+	AOF_FSYNC_NO = 2,
+};
+
+struct aof_stats {
+	uint64_t current_size;	/* bytes of every live segment */
+	uint64_t written_seq;	/* last seq handed to the kernel */
+	uint64_t synced_seq;	/* last seq fsynced */
+	uint64_t pending_bytes; /* appended, not yet written */
+	uint64_t fsyncs;	/* group fsyncs done */
+	uint64_t records;	/* records appended since start */
+	int last_write_errno;	/* 0 when the last write/fsync worked */
+	int64_t delayed_fsync;	/* everysec fsyncs that took over 2 s */
+};
+
+/* Creates the log state for SRV (not started). DIR_PATH: the journal
+ * directory (created by aof_start). NAME: the segment name prefix. */
+struct aof *aof_create(struct server *srv, const char *dir_path, const char *name);
+void aof_destroy(struct aof *a);
+
+/* Sets the last sequence number already used (after loading). */
+void aof_set_seq(struct aof *a, uint64_t seq);
+/* The last sequence number handed out. Any thread. */
+uint64_t aof_last_seq(struct aof *a);
+
+/* Opens a new segment starting at last_seq + 1 (FRESH: JR_SEG_FRESH) and
+ * starts the writer thread. Returns 0 or -errno (nothing started). */
+int aof_start(struct aof *a, enum aof_fsync mode, bool fresh);
+/* Writes and fsyncs what is committed, stops the writer, closes the
+ * segment. Records appended later are dropped. */
+void aof_stop(struct aof *a);
+bool aof_running(struct aof *a);
+void aof_set_fsync(struct aof *a, enum aof_fsync mode);
+
+/* Appends the one frame in REC (encoded with seq 0; numbered here) for
+ * transaction TXN (0 = none). Returns its seq, or 0 when the log is not
+ * running. */
+uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn);
+/* Appends the JR_COMMIT of TXN; returns its seq (0 when not running). */
+uint64_t aof_commit(struct aof *a, uint64_t txn);
+
+/* The snapshot's instant (called with every shard lock held): returns the
+ * last seq and, when running, makes the writer start a new segment at
+ * the next one. */
+uint64_t aof_cut(struct aof *a);
+/* Waits (bounded) until the segment of the last aof_cut is open; then
+ * deletes every segment that starts at or before SEQ. Returns 0 or -errno. */
+int aof_drop_before(struct aof *a, uint64_t seq);
+
+void aof_stats(struct aof *a, struct aof_stats *out);
+
+/* Segment files of DIR_PATH named NAME.*.zj, sorted by start seq. *OUT
+ * (zr_malloc'ed paths, freed with aof_list_free) and the count; -errno. */
+int aof_list(const char *dir_path, const char *name, char ***out, uint64_t **starts);
+void aof_list_free(char **paths, uint64_t *starts, int n);
+/* Removes every segment of DIR_PATH named NAME (appendonly turned on at
+ * run time: old segments were not loaded and are stale). */
+void aof_remove_all(const char *dir_path, const char *name);
+
+#endif

@@ -1,0 +1,311 @@
+/* journal — see journal.h: the frame encoder and decoder. */
+#include "zarisd/persist/journal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "zarisd/core/mem.h"
+#include "zarisd/persist/crc32c.h"
+
+void jbuf_init(struct jbuf *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void jbuf_free(struct jbuf *b)
+{
+	ZR_FREE(b->p);
+	b->len = b->cap = 0;
+}
+
+void jbuf_reserve(struct jbuf *b, size_t extra)
+{
+	if (b->len + extra <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra)
+		cap *= 2;
+	b->p = zr_realloc(b->p, cap);
+	b->cap = cap;
+}
+
+void jbuf_put(struct jbuf *b, const void *p, size_t n)
+{
+	jbuf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void jbuf_u8(struct jbuf *b, uint8_t v)
+{
+	jbuf_put(b, &v, 1);
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+void jbuf_u32(struct jbuf *b, uint32_t v)
+{
+	jbuf_reserve(b, 4);
+	put_le32(b->p + b->len, v);
+	b->len += 4;
+}
+
+void jbuf_u64(struct jbuf *b, uint64_t v)
+{
+	jbuf_reserve(b, 8);
+	put_le64(b->p + b->len, v);
+	b->len += 8;
+}
+
+void jbuf_varint(struct jbuf *b, uint64_t v)
+{
+	jbuf_reserve(b, 10);
+	while (v >= 0x80) {
+		b->p[b->len++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->len++] = (unsigned char)v;
+}
+
+void jbuf_bytes(struct jbuf *b, const void *p, size_t n)
+{
+	jbuf_varint(b, n);
+	jbuf_put(b, p, n);
+}
+
+void jr_file_header(struct jbuf *b, const char *magic)
+{
+	size_t off = b->len;
+	jbuf_put(b, magic, 8);
+	jbuf_u32(b, JR_FORMAT_VERSION);
+	jbuf_u32(b, crc32c(0, b->p + off, 12));
+}
+
+size_t jr_frame_begin(struct jbuf *b, enum jr_kind kind)
+{
+	size_t off = b->len;
+	jbuf_u32(b, 0);
+	jbuf_u32(b, 0);
+	jbuf_u8(b, (uint8_t)kind);
+	return off;
+}
+
+void jr_frame_end(struct jbuf *b, size_t off)
+{
+	size_t plen = b->len - off - JR_FRAME_HEADER;
+	put_le32(b->p + off, (uint32_t)plen);
+	put_le32(b->p + off + 4, crc32c(0, b->p + off + JR_FRAME_HEADER, plen));
+}
+
+size_t jr_cmd_begin(struct jbuf *b, uint64_t seq, int64_t now_ms, unsigned db, uint64_t txn, unsigned ncmds)
+{
+	size_t off = jr_frame_begin(b, JR_CMD);
+	jbuf_u64(b, seq);
+	jbuf_u64(b, (uint64_t)now_ms);
+	jbuf_u32(b, db);
+	jbuf_u64(b, txn);
+	jbuf_u32(b, ncmds);
+	return off;
+}
+
+void jr_cmd_set_ncmds(struct jbuf *b, size_t off, unsigned ncmds)
+{
+	/* kind, seq, now, db, txn precede it */
+	put_le32(b->p + off + JR_FRAME_HEADER + 1 + 8 + 8 + 4 + 8, ncmds);
+}
+
+void jr_cmd_argv(struct jbuf *b, int argc, const char *const *argv, const size_t *lens)
+{
+	jbuf_varint(b, (uint64_t)argc);
+	for (int i = 0; i < argc; i++)
+		jbuf_bytes(b, argv[i], lens[i]);
+}
+
+void jr_cmd_versions_begin(struct jbuf *b, unsigned nver)
+{
+	jbuf_varint(b, nver);
+}
+
+void jr_cmd_version(struct jbuf *b, const char *key, size_t klen, uint64_t version)
+{
+	jbuf_bytes(b, key, klen);
+	jbuf_u64(b, version);
+}
+
+void jr_frame_set_seq(struct jbuf *b, size_t off, uint64_t seq)
+{
+	/* the seq follows the kind byte in both JR_CMD and JR_COMMIT */
+	put_le64(b->p + off + JR_FRAME_HEADER + 1, seq);
+	jr_frame_end(b, off);
+}
+
+/* --- decoding -------------------------------------------------------------- */
+
+enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, const unsigned char **payload,
+			     size_t *plen, const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	size_t o = *off;
+	if (o >= len)
+		return JR_EOF;
+	if (len - o < JR_FRAME_HEADER) {
+		*why = "incomplete frame header at the end";
+		return JR_TRUNCATED;
+	}
+	uint32_t n = get_le32(buf + o);
+	uint32_t crc = get_le32(buf + o + 4);
+	if (n == 0 || n > JR_MAX_FRAME) {
+		*why = "impossible frame length";
+		return JR_CORRUPT;
+	}
+	if (n > len - o - JR_FRAME_HEADER) {
+		*why = "frame cut short by the end of the file";
+		return JR_TRUNCATED;
+	}
+	if (crc32c(0, buf + o + JR_FRAME_HEADER, n) != crc) {
+		bool last = o + JR_FRAME_HEADER + n == len;
+		*why = last ? "checksum mismatch in the last frame (torn write)" : "checksum mismatch";
+		return last ? JR_TRUNCATED : JR_CORRUPT;
+	}
+	*payload = buf + o + JR_FRAME_HEADER;
+	*plen = n;
+	*off = o + JR_FRAME_HEADER + n;
+	return JR_OK;
+}
+
+int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic)
+{
+	if (len < JR_FILE_HEADER || memcmp(buf, magic, 8) != 0 || crc32c(0, buf, 12) != get_le32(buf + 12))
+		return -EINVAL;
+	if (get_le32(buf + 8) != JR_FORMAT_VERSION)
+		return -EPROTO;
+	return 0;
+}
+
+bool jrd_u8(struct jreader *r, uint8_t *v)
+{
+	if (r->end - r->p < 1)
+		return false;
+	*v = *r->p++;
+	return true;
+}
+
+bool jrd_u32(struct jreader *r, uint32_t *v)
+{
+	if (r->end - r->p < 4)
+		return false;
+	*v = get_le32(r->p);
+	r->p += 4;
+	return true;
+}
+
+bool jrd_u64(struct jreader *r, uint64_t *v)
+{
+	if (r->end - r->p < 8)
+		return false;
+	*v = get_le64(r->p);
+	r->p += 8;
+	return true;
+}
+
+bool jrd_varint(struct jreader *r, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			return false;
+		unsigned char c = *r->p++;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool jrd_bytes(struct jreader *r, const char **p, size_t *n)
+{
+	uint64_t len;
+	if (!jrd_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+		return false;
+	*p = (const char *)r->p;
+	*n = (size_t)len;
+	r->p += len;
+	return true;
+}
+
+bool jr_next_argc(struct jreader *cmds, uint64_t *argc)
+{
+	return jrd_varint(cmds, argc) && *argc > 0 && *argc <= JR_MAX_ARGS;
+}
+
+bool jr_next_version(struct jreader *vers, const char **key, size_t *klen, uint64_t *version)
+{
+	return jrd_bytes(vers, key, klen) && jrd_u64(vers, version);
+}
+
+bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
+{
+	struct jreader r = { payload, payload + plen };
+	uint8_t kind;
+	uint64_t now, nver;
+	uint32_t db, ncmds;
+	if (!jrd_u8(&r, &kind) || kind != JR_CMD || !jrd_u64(&r, &out->seq) || !jrd_u64(&r, &now) ||
+	    !jrd_u32(&r, &db) || !jrd_u64(&r, &out->txn) || !jrd_u32(&r, &ncmds) || ncmds == 0 ||
+	    ncmds > 1u << 24)
+		return false;
+	out->now_ms = (int64_t)now;
+	out->db = db;
+	out->ncmds = (unsigned)ncmds;
+	out->cmds = r;
+	/* walk the commands once so the versions' position is known and
+	 * every length is checked before anything is applied */
+	for (uint64_t i = 0; i < ncmds; i++) {
+		uint64_t argc;
+		if (!jrd_varint(&r, &argc) || argc == 0 || argc > JR_MAX_ARGS)
+			return false;
+		for (uint64_t k = 0; k < argc; k++) {
+			const char *p;
+			size_t n;
+			if (!jrd_bytes(&r, &p, &n))
+				return false;
+		}
+	}
+	if (!jrd_varint(&r, &nver) || nver > 1u << 24)
+		return false;
+	out->nver = (unsigned)nver;
+	out->vers = r;
+	for (uint64_t i = 0; i < nver; i++) {
+		const char *k;
+		size_t kl;
+		uint64_t v;
+		if (!jr_next_version(&r, &k, &kl, &v))
+			return false;
+	}
+	return r.p == r.end;
+}

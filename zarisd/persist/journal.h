@@ -1,0 +1,136 @@
+/* journal — the one record format of persistence: the append-only log, the
+ * snapshot file and (later) the replication stream are sequences of the
+ * frames defined here, written by one encoder and read by one decoder.
+ *
+ * File:   16-byte header: magic (8 bytes, "ZARISJNL" for a journal segment,
+ *         "ZARISSNP" for a snapshot), u32 format version, u32 CRC-32C of
+ *         the first 12 bytes; then frames.
+ * Frame:  u32 payload length, u32 CRC-32C of the payload, payload. The
+ *         payload starts with a kind byte (enum jr_kind). Integers are
+ *         little-endian; lengths and counts inside payloads are LEB128
+ *         varints.
+ *
+ * A journal record (JR_CMD) is one change: the sequence number, the wall
+ * clock the command ran with (replay uses it, so relative TTLs and lazy
+ * expiry come out the same), the database, the transaction it belongs to
+ * (0 for none), one or more commands (argv) and the version each touched
+ * key had afterwards. A record is the command itself, or — for commands
+ * whose outcome is random (SPOP) — its effect: the commands that rebuild
+ * the key. Pure functions, no I/O, any thread.
+ */
+#ifndef ZR_JOURNAL_H
+#define ZR_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JR_FORMAT_VERSION 1
+#define JR_FILE_HEADER 16
+#define JR_FRAME_HEADER 8
+#define JR_MAX_FRAME (1u << 30) /* larger lengths are corruption */
+#define JR_MAGIC_JOURNAL "ZARISJNL"
+#define JR_MAGIC_SNAPSHOT "ZARISSNP"
+
+enum jr_kind {
+	JR_CMD = 1,	   /* u64 seq, i64 now_ms, u32 db, u64 txn, cmds, versions */
+	JR_COMMIT = 2,	   /* u64 seq, u64 txn: the transaction's records are complete */
+	JR_SEGMENT = 3,	   /* u64 start_seq, u32 flags (JR_SEG_*), i64 created_ms */
+	JR_SNAP_HEAD = 10, /* u64 journal_seq, i64 created_ms, u32 databases */
+	JR_SNAP_STR = 11,  /* u32 db, i64 expire, u64 version, key, value */
+	JR_SNAP_OBJ = 12,  /* u32 db, u8 type, i64 expire, u64 version, key, cmds */
+	JR_SNAP_END = 13,  /* u64 keys */
+};
+
+#define JR_SEG_FRESH 0x1 /* first segment after appendonly was turned on: no base before it */
+
+/* A growable byte buffer the encoder appends to. */
+struct jbuf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+void jbuf_init(struct jbuf *b);
+void jbuf_free(struct jbuf *b);
+void jbuf_reserve(struct jbuf *b, size_t extra);
+void jbuf_put(struct jbuf *b, const void *p, size_t n);
+void jbuf_u8(struct jbuf *b, uint8_t v);
+void jbuf_u32(struct jbuf *b, uint32_t v);
+void jbuf_u64(struct jbuf *b, uint64_t v);
+void jbuf_varint(struct jbuf *b, uint64_t v);
+/* varint length then the bytes */
+void jbuf_bytes(struct jbuf *b, const void *p, size_t n);
+
+/* Appends the 16-byte file header with MAGIC (8 chars). */
+void jr_file_header(struct jbuf *b, const char *magic);
+/* Starts a frame of KIND; returns its offset for jr_frame_end. */
+size_t jr_frame_begin(struct jbuf *b, enum jr_kind kind);
+/* Fills in the frame's length and checksum. */
+void jr_frame_end(struct jbuf *b, size_t frame_off);
+
+/* JR_CMD in parts: begin (header fields), one jr_cmd_argv per command,
+ * then the versions, then jr_frame_end. NCMDS and NVER must match what
+ * follows. */
+size_t jr_cmd_begin(struct jbuf *b, uint64_t seq, int64_t now_ms, unsigned db, uint64_t txn, unsigned ncmds);
+/* Patches the command count of the JR_CMD frame at OFF (when the
+ * commands are emitted before their number is known). */
+void jr_cmd_set_ncmds(struct jbuf *b, size_t off, unsigned ncmds);
+void jr_cmd_argv(struct jbuf *b, int argc, const char *const *argv, const size_t *lens);
+void jr_cmd_versions_begin(struct jbuf *b, unsigned nver);
+void jr_cmd_version(struct jbuf *b, const char *key, size_t klen, uint64_t version);
+/* Rewrites the seq of a JR_CMD / JR_COMMIT frame at FRAME_OFF and its
+ * checksum (the journal numbers a record only when it appends it). */
+void jr_frame_set_seq(struct jbuf *b, size_t frame_off, uint64_t seq);
+
+/* --- decoding -------------------------------------------------------------- */
+
+enum jr_status {
+	JR_OK = 0,
+	JR_EOF = 1,	  /* clean end: no bytes left */
+	JR_TRUNCATED = 2, /* the last frame is incomplete (crash mid-write) */
+	JR_CORRUPT = 3,	  /* bad length or checksum with data after it */
+};
+
+/* Reads the frame at *OFF of BUF[0..LEN): on JR_OK sets *PAYLOAD and *PLEN and
+ * advances *OFF. A checksum mismatch on the very last frame of the buffer
+ * counts as JR_TRUNCATED (a torn final write), anywhere else as JR_CORRUPT.
+ * WHY (when not NULL) gets a short reason. */
+enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, const unsigned char **payload,
+			     size_t *plen, const char **why);
+/* Checks the file header; 0, or -EINVAL (bad magic/checksum) or -EPROTO
+ * (a format version this build cannot read). */
+int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic);
+
+/* A cursor over one payload; every getter fails (returns false) past the
+ * end, so a malformed payload is detected, never overrun. */
+struct jreader {
+	const unsigned char *p, *end;
+};
+bool jrd_u8(struct jreader *r, uint8_t *v);
+bool jrd_u32(struct jreader *r, uint32_t *v);
+bool jrd_u64(struct jreader *r, uint64_t *v);
+bool jrd_varint(struct jreader *r, uint64_t *v);
+/* A varint-prefixed byte string, borrowed from the payload. */
+bool jrd_bytes(struct jreader *r, const char **p, size_t *n);
+
+/* One decoded JR_CMD, arguments borrowed from the payload. */
+#define JR_MAX_ARGS (1u << 24)
+struct jr_cmd {
+	uint64_t seq;
+	int64_t now_ms;
+	unsigned db;
+	uint64_t txn;
+	unsigned ncmds;
+	struct jreader cmds; /* positioned at the first command */
+	unsigned nver;
+	struct jreader vers; /* positioned at the first version */
+};
+/* Parses a JR_CMD payload (kind byte included); false when malformed. */
+bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out);
+/* Reads the argument count of the next command of CMDS (then read each
+ * argument with jrd_bytes); false when malformed. */
+bool jr_next_argc(struct jreader *cmds, uint64_t *argc);
+/* Reads the next version pair. */
+bool jr_next_version(struct jreader *vers, const char **key, size_t *klen, uint64_t *version);
+
+#endif

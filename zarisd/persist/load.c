@@ -1,0 +1,727 @@
+/* load — see load.h. Files are mapped private and writable (handlers get
+ * argv pointing into the map, and a handler may normalize an argument in
+ * place); nothing is written back. */
+#include "zarisd/persist/load.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/command.h"
+#include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/stats.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/persist/aof.h"
+#include "zarisd/persist/journal.h"
+#include "zarisd/store/store.h"
+
+/* --- mapped files ------------------------------------------------------------ */
+
+struct mapped {
+	unsigned char *p;
+	size_t len;
+};
+
+static int map_file(const char *path, struct mapped *m)
+{
+	m->p = NULL;
+	m->len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	m->len = (size_t)st.st_size;
+	if (m->len) {
+		void *p = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		m->p = p;
+	}
+	close(fd);
+	return 0;
+}
+
+static void unmap_file(struct mapped *m)
+{
+	if (m->p)
+		munmap(m->p, m->len);
+	m->p = NULL;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* --- the loader client: runs saved commands through the real handlers ------- */
+
+struct loader {
+	struct client c;
+	struct worker_stats ws;
+	struct resp_arg *args;
+	uint64_t cap;
+};
+
+static void loader_init(struct loader *ld, struct server *srv)
+{
+	memset(ld, 0, sizeof(*ld));
+	dispatch_client_init(&ld->c, srv, 0, &ld->ws);
+	ld->c.flags |= CLIENT_AUTHENTICATED;
+	ld->c.out.muted = true;
+	snprintf(ld->c.addr, sizeof(ld->c.addr), "loader");
+}
+
+static void loader_free(struct loader *ld)
+{
+	dispatch_client_free(&ld->c);
+	obuf_free(&ld->c.out);
+	zr_free(ld->args);
+}
+
+/* Runs the next command of CMDS in DB at wall clock NOW. Returns 0, 1 when
+ * the command answered an error, -EINVAL when malformed, -ENOENT when the
+ * command is unknown (*NAME then says which). */
+static int loader_run(struct loader *ld, unsigned db, int64_t now, struct jreader *cmds, char *name,
+		      size_t namelen)
+{
+	uint64_t argc;
+	if (!jr_next_argc(cmds, &argc))
+		return -EINVAL;
+	if (argc > ld->cap) {
+		ld->cap = argc;
+		ld->args = zr_realloc(ld->args, sizeof(*ld->args) * argc);
+	}
+	for (uint64_t i = 0; i < argc; i++) {
+		const char *p;
+		size_t n;
+		if (!jrd_bytes(cmds, &p, &n))
+			return -EINVAL;
+		ld->args[i].ptr = (char *)p;
+		ld->args[i].len = n;
+	}
+	struct client *c = &ld->c;
+	const struct command *cmd = command_lookup(ld->args[0].ptr, ld->args[0].len);
+	if (cmd && (cmd->flags & CMD_CONTAINER) && argc >= 2)
+		cmd = command_lookup_sub(cmd, ld->args[1].ptr, ld->args[1].len);
+	if (!cmd || !cmd->handler) {
+		snprintf(name, namelen, "%.*s", (int)(ld->args[0].len > 64 ? 64 : ld->args[0].len),
+			 ld->args[0].ptr);
+		return -ENOENT;
+	}
+	c->argv = ld->args;
+	c->argc = (int)argc;
+	c->db = db;
+	c->now_ms = now;
+	c->cmd = cmd;
+	uint64_t errors = c->out.errors;
+	cmd->handler(c);
+	return c->out.errors != errors;
+}
+
+/* --- snapshot -------------------------------------------------------------------- */
+
+struct snap_key {
+	unsigned db;
+	uint8_t kind, type;
+	int64_t expire;
+	uint64_t version;
+	const char *key;
+	size_t klen;
+	struct jreader rest; /* string: the value; object: u32 ncmds + commands */
+};
+
+static bool parse_key(const unsigned char *p, size_t n, struct snap_key *k)
+{
+	struct jreader r = { p, p + n };
+	uint32_t db;
+	uint64_t exp;
+	if (!jrd_u8(&r, &k->kind) || !jrd_u32(&r, &db))
+		return false;
+	k->db = db;
+	k->type = 0;
+	if (k->kind == JR_SNAP_OBJ && !jrd_u8(&r, &k->type))
+		return false;
+	if (!jrd_u64(&r, &exp) || !jrd_u64(&r, &k->version) || !jrd_bytes(&r, &k->key, &k->klen))
+		return false;
+	k->expire = (int64_t)exp;
+	k->rest = r;
+	return true;
+}
+
+struct snap_load {
+	struct server *srv;
+	const char *path;
+	const unsigned char *base;
+	const size_t *offs; /* frame payload offsets */
+	const size_t *lens;
+	size_t lo, hi; /* this thread's range */
+	int64_t now;
+	uint64_t loaded, expired;
+	int rc;
+	char err[256];
+};
+
+static void *snap_load_range(void *arg)
+{
+	struct snap_load *sl = arg;
+	struct store *s = sl->srv->store;
+	struct loader ld;
+	loader_init(&ld, sl->srv);
+	for (size_t i = sl->lo; i < sl->hi && sl->rc == 0; i++) {
+		struct snap_key k;
+		if (!parse_key(sl->base + sl->offs[i], sl->lens[i], &k)) {
+			sl->rc = fail(sl->err, sizeof(sl->err), -EINVAL,
+				      "%s: malformed key record at offset %zu", sl->path,
+				      sl->offs[i] - JR_FRAME_HEADER);
+			break;
+		}
+		if (k.db >= store_databases(s)) {
+			sl->rc = fail(sl->err, sizeof(sl->err), -ERANGE,
+				      "%s: key in database %u but only %u databases are configured", sl->path,
+				      k.db, store_databases(s));
+			break;
+		}
+		if (k.expire >= 0 && k.expire < sl->now) {
+			sl->expired++;
+			continue;
+		}
+		unsigned shard = store_shard_of(s, k.key, k.klen);
+		store_lock(s, shard);
+		struct entry *e = NULL;
+		if (k.kind == JR_SNAP_STR) {
+			const char *v;
+			size_t vlen;
+			if (!jrd_bytes(&k.rest, &v, &vlen) ||
+			    store_set_string_locked(s, k.db, k.key, k.klen, v, vlen, k.expire, 0, &e) < 0)
+				e = NULL;
+		} else {
+			uint32_t ncmds;
+			bool good = jrd_u32(&k.rest, &ncmds);
+			char name[80];
+			for (uint32_t j = 0; good && j < ncmds; j++) {
+				int r = loader_run(&ld, k.db, sl->now, &k.rest, name, sizeof(name));
+				if (r == -ENOENT) {
+					store_unlock(s, shard);
+					sl->rc = fail(
+						sl->err, sizeof(sl->err), -ENOTSUP,
+						"%s: key '%.*s' needs command '%s', which this zarisd lacks",
+						sl->path, (int)(k.klen > 64 ? 64 : k.klen), k.key, name);
+					goto out;
+				}
+				good = r == 0;
+			}
+			e = good ? store_find_locked(s, k.db, k.key, k.klen, sl->now,
+						     STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS)
+				 : NULL;
+			if (e && k.expire >= 0)
+				store_set_expire_locked(s, k.db, &e, k.expire);
+		}
+		if (e)
+			store_entry_set_version_locked(s, e, k.version);
+		store_unlock(s, shard);
+		if (!e) {
+			sl->rc = fail(sl->err, sizeof(sl->err), -EINVAL,
+				      "%s: cannot restore the key at offset %zu", sl->path,
+				      sl->offs[i] - JR_FRAME_HEADER);
+			break;
+		}
+		sl->loaded++;
+	}
+out:
+	loader_free(&ld);
+	return NULL;
+}
+
+int load_snapshot(struct server *srv, const char *path, unsigned threads, struct load_result *res, char *err,
+		  size_t errlen)
+{
+	int64_t t0 = zr_mono_us();
+	struct mapped m;
+	int r = map_file(path, &m);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0)
+		return fail(err, errlen, r, "%s: cannot read: %s", path, strerror(-r));
+	r = jr_check_file_header(m.p, m.len, JR_MAGIC_SNAPSHOT);
+	if (r < 0) {
+		unmap_file(&m);
+		return fail(err, errlen, r, "%s at offset 0: %s", path,
+			    r == -EPROTO ? "snapshot format version not supported" : "not a zarisd snapshot");
+	}
+	size_t off = JR_FILE_HEADER, cap = 1024, n = 0;
+	size_t *offs = zr_malloc(cap * sizeof(size_t)), *lens = zr_malloc(cap * sizeof(size_t));
+	bool head = false, end = false;
+	uint64_t seq = 0, want_keys = 0;
+	for (;;) {
+		size_t at = off;
+		const unsigned char *pl;
+		size_t plen;
+		const char *why;
+		enum jr_status st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
+		if (st == JR_EOF)
+			break;
+		if (st != JR_OK) {
+			r = fail(err, errlen, -EINVAL, "%s at offset %zu: %s", path, at,
+				 st == JR_TRUNCATED ? "the snapshot is truncated" : why);
+			goto out;
+		}
+		struct jreader rd = { pl, pl + plen };
+		uint8_t kind = pl[0];
+		if (end) {
+			r = fail(err, errlen, -EINVAL, "%s at offset %zu: data after the end record", path,
+				 at);
+			goto out;
+		}
+		if (!head) {
+			uint64_t created;
+			uint32_t ndb;
+			jrd_u8(&rd, &kind);
+			if (kind != JR_SNAP_HEAD || !jrd_u64(&rd, &seq) || !jrd_u64(&rd, &created) ||
+			    !jrd_u32(&rd, &ndb)) {
+				r = fail(err, errlen, -EINVAL, "%s at offset %zu: missing snapshot header",
+					 path, at);
+				goto out;
+			}
+			head = true;
+		} else if (kind == JR_SNAP_STR || kind == JR_SNAP_OBJ) {
+			if (n == cap) {
+				cap *= 2;
+				offs = zr_realloc(offs, cap * sizeof(size_t));
+				lens = zr_realloc(lens, cap * sizeof(size_t));
+			}
+			offs[n] = (size_t)(pl - m.p);
+			lens[n++] = plen;
+		} else if (kind == JR_SNAP_END) {
+			jrd_u8(&rd, &kind);
+			if (!jrd_u64(&rd, &want_keys)) {
+				r = fail(err, errlen, -EINVAL, "%s at offset %zu: bad end record", path, at);
+				goto out;
+			}
+			end = true;
+		} else {
+			r = fail(err, errlen, -EINVAL, "%s at offset %zu: unknown record kind %u", path, at,
+				 kind);
+			goto out;
+		}
+	}
+	if (!end || want_keys != n) {
+		r = fail(err, errlen, -EINVAL, "%s at offset %zu: %s", path, m.len,
+			 !end ? "the snapshot is truncated (no end record)"
+			      : "key count does not match the end record");
+		goto out;
+	}
+	/* the whole file is sound: insert, split across threads */
+	if (threads < 1)
+		threads = 1;
+	if (threads > 16)
+		threads = 16;
+	if (n < 20000)
+		threads = 1;
+	struct snap_load sl[16];
+	pthread_t tid[16];
+	int64_t now = zr_time_ms();
+	for (unsigned i = 0; i < threads; i++) {
+		sl[i] = (struct snap_load){ .srv = srv,
+					    .path = path,
+					    .base = m.p,
+					    .offs = offs,
+					    .lens = lens,
+					    .lo = n * i / threads,
+					    .hi = n * (i + 1) / threads,
+					    .now = now };
+		if (i > 0 && pthread_create(&tid[i], NULL, snap_load_range, &sl[i]) != 0)
+			sl[i].rc = -EAGAIN;
+	}
+	snap_load_range(&sl[0]);
+	for (unsigned i = 1; i < threads; i++)
+		if (sl[i].rc != -EAGAIN)
+			pthread_join(tid[i], NULL);
+	r = 0;
+	for (unsigned i = 0; i < threads; i++) {
+		if (sl[i].rc && !r) {
+			r = sl[i].rc;
+			snprintf(err, errlen, "%s", sl[i].err);
+		}
+		res->keys_loaded += sl[i].loaded;
+		res->keys_expired += sl[i].expired;
+	}
+	res->last_seq = seq;
+	res->snapshot_bytes = m.len;
+out:
+	zr_free(offs);
+	zr_free(lens);
+	unmap_file(&m);
+	res->ms += (zr_mono_us() - t0) / 1000;
+	return r;
+}
+
+/* --- journal ------------------------------------------------------------------------ */
+
+static void restore_versions(struct server *srv, const struct jr_cmd *rc)
+{
+	struct jreader v = rc->vers;
+	for (unsigned i = 0; i < rc->nver; i++) {
+		const char *key;
+		size_t klen;
+		uint64_t version;
+		if (!jr_next_version(&v, &key, &klen, &version))
+			return;
+		struct entry *e = store_find_locked(srv->store, rc->db, key, klen, rc->now_ms,
+						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		if (e)
+			store_entry_set_version_locked(srv->store, e, version);
+	}
+}
+
+static int apply_record(struct server *srv, struct loader *ld, const unsigned char *pl, size_t plen,
+			const char *path, size_t at, char *err, size_t errlen)
+{
+	struct jr_cmd rc;
+	if (!jr_parse_cmd(pl, plen, &rc))
+		return fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record", path, at);
+	if (rc.db >= store_databases(srv->store))
+		return fail(err, errlen, -ERANGE, "%s at offset %zu: database %u out of range", path, at,
+			    rc.db);
+	struct jreader cmds = rc.cmds;
+	for (unsigned i = 0; i < rc.ncmds; i++) {
+		char name[80];
+		int r = loader_run(ld, rc.db, rc.now_ms, &cmds, name, sizeof(name));
+		if (r == -ENOENT)
+			return fail(err, errlen, -ENOTSUP, "%s at offset %zu: unknown command '%s'", path, at,
+				    name);
+		if (r < 0)
+			return fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record", path, at);
+	}
+	restore_versions(srv, &rc);
+	return 0;
+}
+
+struct held {
+	size_t at;
+	const unsigned char *pl;
+	size_t plen;
+};
+
+int load_journal(struct server *srv, const char *dir, const char *name, bool trim, struct load_result *res,
+		 char *err, size_t errlen)
+{
+	int64_t t0 = zr_mono_us();
+	char **paths;
+	uint64_t *starts;
+	int n = aof_list(dir, name, &paths, &starts);
+	if (n < 0)
+		return fail(err, errlen, n, "%s: cannot list: %s", dir, strerror(-n));
+	struct loader ld;
+	loader_init(&ld, srv);
+	int r = 0;
+	uint64_t expect = res->last_seq + 1;
+	/* records from the first one of an open transaction on wait for its
+	 * commit (held[]), so an unfinished transaction is never applied */
+	struct held *held = NULL;
+	size_t nheld = 0, capheld = 0;
+	uint64_t open_txn[64];
+	int nopen = 0;
+	struct mapped m = { 0 };
+	for (int f = 0; f < n && r == 0; f++) {
+		const char *path = paths[f];
+		bool last = f == n - 1;
+		r = map_file(path, &m);
+		if (r < 0) {
+			r = fail(err, errlen, r, "%s: cannot read: %s", path, strerror(-r));
+			break;
+		}
+		if (m.len < JR_FILE_HEADER && last && trim) {
+			zr_log(ZR_LOG_WARNING,
+			       "!!! Warning: %s is an incomplete segment (%zu bytes), removed", path, m.len);
+			unmap_file(&m);
+			unlink(path);
+			break;
+		}
+		int hr = jr_check_file_header(m.p, m.len, JR_MAGIC_JOURNAL);
+		if (hr < 0) {
+			r = fail(err, errlen, hr,
+				 "Bad file format reading the append only file %s at offset 0: %s", path,
+				 hr == -EPROTO ? "format version not supported"
+					       : "not a zarisd journal segment");
+			break;
+		}
+		size_t off = JR_FILE_HEADER;
+		bool first = true, skip_file = false;
+		for (;;) {
+			size_t at = off;
+			const unsigned char *pl;
+			size_t plen;
+			const char *why;
+			enum jr_status st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
+			if (st == JR_EOF)
+				break;
+			if (st == JR_TRUNCATED && last && trim) {
+				size_t cut = nopen && nheld ? held[0].at : at;
+				zr_log(ZR_LOG_WARNING,
+				       "!!! Warning: short read while loading the append only file %s at offset %zu "
+				       "(%s): trimming %zu bytes of an incomplete tail (aof-load-truncated yes)",
+				       path, at, why, m.len - cut);
+				res->trimmed += m.len - cut;
+				if (truncate(path, (off_t)cut) < 0)
+					r = fail(err, errlen, -errno, "%s: cannot trim: %s", path,
+						 strerror(errno));
+				nheld = 0;
+				nopen = 0;
+				break;
+			}
+			if (st != JR_OK) {
+				r = fail(
+					err, errlen, -EINVAL,
+					"Bad file format reading the append only file %s at offset %zu: %s%s; "
+					"use zarisd --check-data to inspect and --fix to repair",
+					path, at, st == JR_TRUNCATED ? "truncated " : "", why);
+				break;
+			}
+			struct jreader rd = { pl, pl + plen };
+			uint8_t kind;
+			jrd_u8(&rd, &kind);
+			if (first) {
+				uint64_t start, created;
+				uint32_t flags;
+				first = false;
+				if (kind != JR_SEGMENT || !jrd_u64(&rd, &start) || !jrd_u32(&rd, &flags) ||
+				    !jrd_u64(&rd, &created)) {
+					r = fail(err, errlen, -EINVAL,
+						 "%s at offset %zu: missing segment header", path, at);
+					break;
+				}
+				if (start > expect) {
+					if (flags & JR_SEG_FRESH) {
+						zr_log(ZR_LOG_WARNING,
+						       "%s starts at record %" PRIu64
+						       " but the data on disk ends at %" PRIu64
+						       ": appendonly was turned on and no snapshot finished after; "
+						       "its records cannot be applied, ignored",
+						       path, start, expect - 1);
+						skip_file = true;
+						break;
+					}
+					r = fail(err, errlen, -EINVAL,
+						 "%s: journal gap: records %" PRIu64 " to %" PRIu64
+						 " are missing",
+						 path, expect, start - 1);
+					break;
+				}
+				continue;
+			}
+			uint64_t seq = 0, txn = 0;
+			struct jreader sr = rd;
+			if ((kind != JR_CMD && kind != JR_COMMIT) || !jrd_u64(&sr, &seq)) {
+				r = fail(err, errlen, -EINVAL, "%s at offset %zu: unknown record kind %u",
+					 path, at, kind);
+				break;
+			}
+			if (seq < expect)
+				continue; /* in the snapshot already */
+			if (seq != expect) {
+				r = fail(err, errlen, -EINVAL,
+					 "%s at offset %zu: record %" PRIu64 " where %" PRIu64
+					 " was expected",
+					 path, at, seq, expect);
+				break;
+			}
+			expect = seq + 1;
+			res->last_seq = seq;
+			if (kind == JR_COMMIT) {
+				jrd_u64(&sr, &txn);
+				for (int i = 0; i < nopen; i++)
+					if (open_txn[i] == txn) {
+						open_txn[i] = open_txn[--nopen];
+						break;
+					}
+			} else {
+				struct jreader tr = sr;
+				uint64_t now;
+				uint32_t db;
+				if (!jrd_u64(&tr, &now) || !jrd_u32(&tr, &db) || !jrd_u64(&tr, &txn)) {
+					r = fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record",
+						 path, at);
+					break;
+				}
+				bool known = false;
+				for (int i = 0; i < nopen; i++)
+					known |= open_txn[i] == txn;
+				if (txn && !known && nopen < 64)
+					open_txn[nopen++] = txn;
+				if (nopen) {
+					if (nheld == capheld) {
+						capheld = capheld ? capheld * 2 : 64;
+						held = zr_realloc(held, capheld * sizeof(*held));
+					}
+					held[nheld++] = (struct held){ at, pl, plen };
+					continue;
+				}
+				r = apply_record(srv, &ld, pl, plen, path, at, err, errlen);
+				res->records++;
+			}
+			if (nopen == 0 && nheld) {
+				for (size_t i = 0; i < nheld && r == 0; i++, res->records++)
+					r = apply_record(srv, &ld, held[i].pl, held[i].plen, path, held[i].at,
+							 err, errlen);
+				nheld = 0;
+			}
+		}
+		if (r == 0 && last && nopen) {
+			/* the log ends inside a transaction whose commit never came */
+			zr_log(ZR_LOG_WARNING,
+			       "%s ends inside a transaction: its %zu records are not applied", path, nheld);
+			if (trim && nheld && truncate(path, (off_t)held[0].at) == 0)
+				res->trimmed += m.len - held[0].at;
+			nheld = 0;
+		}
+		unmap_file(&m);
+		if (skip_file)
+			continue;
+	}
+	zr_free(held);
+	loader_free(&ld);
+	aof_list_free(paths, starts, n);
+	res->ms += (zr_mono_us() - t0) / 1000;
+	return r;
+}
+
+/* --- the checker ------------------------------------------------------------------------ */
+
+/* Returns 0 good, 1 damage left, 2 a journal file was cut back (*CUT). */
+static int check_file(const char *path, bool fix, bool *cut)
+{
+	unsigned char magic[8];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t got = read(fd, magic, 8);
+	close(fd);
+	bool snap = got == 8 && !memcmp(magic, JR_MAGIC_SNAPSHOT, 8);
+	bool jnl = got == 8 && !memcmp(magic, JR_MAGIC_JOURNAL, 8);
+	if (!snap && !jnl)
+		return 0;
+	if (jnl && *cut) {
+		/* a later segment continues records lost by the cut: unusable */
+		if (fix && unlink(path) == 0) {
+			printf("%s: removed: it continues after the part cut from an earlier segment\n",
+			       path);
+			return 0;
+		}
+		printf("%s: follows a damaged segment\n", path);
+		return 1;
+	}
+	struct mapped m;
+	if (map_file(path, &m) < 0) {
+		printf("%s: cannot read\n", path);
+		return 1;
+	}
+	int hr = jr_check_file_header(m.p, m.len, snap ? JR_MAGIC_SNAPSHOT : JR_MAGIC_JOURNAL);
+	size_t off = JR_FILE_HEADER, frames = 0, good = JR_FILE_HEADER;
+	enum jr_status st = hr < 0 ? JR_CORRUPT : JR_OK;
+	const char *why = hr < 0 ? "bad file header" : "";
+	bool ended = false;
+	while (hr == 0) {
+		const unsigned char *pl;
+		size_t plen;
+		st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
+		if (st != JR_OK)
+			break;
+		frames++;
+		good = off;
+		ended = pl[0] == JR_SNAP_END;
+	}
+	int rc = 0;
+	if (hr < 0) {
+		printf("%s: CORRUPT at offset 0: %s\n", path, why);
+		rc = 1;
+	} else if (st == JR_EOF && (!snap || ended)) {
+		printf("%s: OK, %s, %zu records, %zu bytes\n", path, snap ? "snapshot" : "journal segment",
+		       frames, m.len);
+	} else if (snap) {
+		printf("%s: %s at offset %zu: %s (a snapshot cannot be repaired; restore it from a copy or "
+		       "delete it)\n",
+		       path, st == JR_CORRUPT ? "CORRUPT" : "TRUNCATED", st == JR_EOF ? m.len : good,
+		       st == JR_EOF ? "no end record" : why);
+		rc = 1;
+	} else {
+		printf("%s: %s at offset %zu: %s; %zu bytes after it\n", path,
+		       st == JR_CORRUPT ? "CORRUPT" : "TRUNCATED", good, why, m.len - good);
+		if (fix) {
+			if (truncate(path, (off_t)good) == 0) {
+				printf("%s: fixed: cut back to %zu bytes (%zu records kept)\n", path, good,
+				       frames);
+				*cut = true;
+			} else {
+				rc = 1;
+			}
+		} else {
+			rc = 1;
+		}
+	}
+	unmap_file(&m);
+	return rc;
+}
+
+static int check_dir(const char *dir, bool fix, int depth)
+{
+	struct dirent **names;
+	/* sorted: segments in seq order, so a cut one is seen before its successors */
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0) {
+		printf("%s: cannot open: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	int rc = 0;
+	bool cut = false;
+	for (int i = 0; i < n; i++) {
+		struct dirent *de = names[i];
+		if (de->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		struct stat st;
+		if (stat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth == 0)
+			rc |= check_dir(path, fix, 1);
+		else if (S_ISREG(st.st_mode))
+			rc |= check_file(path, fix, &cut);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+int load_check_data(const char *dir, bool fix)
+{
+	return check_dir(dir, fix, 0);
+}

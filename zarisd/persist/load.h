@@ -1,0 +1,55 @@
+/* load — start-up recovery and the data checker.
+ *
+ * Recovery: the snapshot (if any) is read whole and verified (header,
+ * every frame's checksum, the end frame) before one key is inserted, then
+ * inserted by several threads (each its own range of frames; strings go
+ * straight into the store, other types through their real command
+ * handlers, run by a private loader client). Then the journal segments
+ * are replayed in order from the snapshot's seq + 1, each record with the
+ * wall clock it first ran with, and every touched key gets back the
+ * version it had. TTLs are absolute: keys that expired while the server
+ * was down are dropped (counted).
+ *
+ * Errors: a truncated last frame of the last segment is trimmed (the file
+ * is cut back to the last whole record, with a warning) when TRIM is set;
+ * any other damage stops the load with an error naming file and offset,
+ * and nothing is half-applied from a bad snapshot. Called before the
+ * workers start, from the main thread.
+ */
+#ifndef ZR_LOAD_H
+#define ZR_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct server;
+
+struct load_result {
+	uint64_t keys_loaded;
+	uint64_t keys_expired;
+	uint64_t records;  /* journal records applied */
+	uint64_t last_seq; /* last journal seq seen (snapshot's or replayed) */
+	uint64_t trimmed;  /* bytes cut off a truncated tail */
+	uint64_t snapshot_bytes;
+	int64_t ms;
+};
+
+/* Loads the snapshot at PATH with up to THREADS threads. Returns 0, -ENOENT
+ * when there is no file, or a negative errno after writing the reason
+ * (file and offset) to ERR. */
+int load_snapshot(struct server *srv, const char *path, unsigned threads, struct load_result *res, char *err,
+		  size_t errlen);
+/* Replays the segments NAME.*.zj of DIR after RES->last_seq. TRIM: cut a
+ * truncated tail (aof-load-truncated yes), else it is an error. */
+int load_journal(struct server *srv, const char *dir, const char *name, bool trim, struct load_result *res,
+		 char *err, size_t errlen);
+
+/* zarisd --check-data DIR [--fix]: checks every snapshot and journal file
+ * in DIR and its subdirectories; prints one line per file to stdout. With
+ * FIX, cuts a damaged journal file back to its last good record (what
+ * follows the damage is lost, as with redis-check-aof --fix). Returns the
+ * process exit code: 0 all good (or fixed), 1 damage left. */
+int load_check_data(const char *dir, bool fix);
+
+#endif

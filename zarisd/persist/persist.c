@@ -1,0 +1,661 @@
+/* persist — see persist.h.
+ *
+ * Locks: `gate` (rwlock) orders whole-keyspace writes (FLUSHALL, SWAPDB:
+ * read side, around handler and journal record) against a snapshot's
+ * instant (write side), so such a command is either wholly before the
+ * instant (in the image, its record <= the cut) or wholly after it. Order:
+ * gate, then shard locks. `ctl` serializes saves. `sw` serializes turning
+ * the log on and off.
+ */
+#include "zarisd/persist/persist.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zarisd/commands/client.h"
+#include "zarisd/commands/command.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/commands/settings.h"
+#include "zarisd/commands/textbuf.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/persist/aof.h"
+#include "zarisd/persist/journal.h"
+#include "zarisd/persist/load.h"
+#include "zarisd/persist/snapshot.h"
+#include "zarisd/store/store.h"
+
+#define BGSAVE_RETRY_MS 5000 /* after a failed automatic save (Redis's CONFIG_BGSAVE_RETRY_DELAY) */
+
+struct persist {
+	struct server *srv;
+	struct aof *aof;
+	char *snap_path;
+	char *aof_dir;
+	pthread_rwlock_t gate;
+	pthread_mutex_t ctl; /* one save at a time */
+	pthread_mutex_t sw;  /* appendonly on/off */
+	pthread_mutex_t bg_mu;
+	pthread_t bg;
+	bool bg_joinable;
+	_Atomic int bg_kind; /* 0 none, 1 bgsave, 2 rewrite */
+	_Atomic int scheduled_rewrite;
+	_Atomic int aof_on;
+	_Atomic uint64_t changes; /* keyspace changes since the last save's instant */
+	_Atomic int64_t bg_start_ms;
+	_Atomic int last_bgsave_ok, last_rewrite_ok;
+	_Atomic int64_t last_bgsave_sec, last_rewrite_sec;
+	_Atomic int64_t last_try_ms;
+	_Atomic uint64_t saves, rewrites, rewrite_failures;
+	_Atomic uint64_t keys_done, keys_total;
+	_Atomic uint64_t last_cow_peak;
+	_Atomic uint64_t aof_base_size;
+	struct load_result loaded;
+	pthread_t cron;
+	_Atomic int cron_stop;
+};
+
+static _Atomic uint64_t txn_ids;
+static _Thread_local uint64_t tl_txn; /* this thread's EXEC's txn id, once it journaled a record */
+static _Thread_local struct jbuf tl_rec;
+
+/* --- the journal hook ------------------------------------------------------------- */
+
+static bool gated(const struct client *c, const struct command *cmd)
+{
+	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC);
+}
+
+uint64_t persist_command_begin(struct client *c, const struct command *cmd)
+{
+	store_thread_write_intent(cmd->flags & CMD_WRITE);
+	struct persist *p = c->srv->persist;
+	if (p && gated(c, cmd))
+		pthread_rwlock_rdlock(&p->gate);
+	return store_thread_dirty();
+}
+
+struct effect_ctx {
+	struct jbuf *b;
+	unsigned n;
+};
+
+static int effect_emit(int argc, const char *const *argv, const size_t *lens, void *arg)
+{
+	struct effect_ctx *ec = arg;
+	jr_cmd_argv(ec->b, argc, argv, lens);
+	ec->n++;
+	return 0;
+}
+
+/* Encodes the state of KEY after the command as commands (DEL, then the
+ * rebuild, then its TTL): for commands whose outcome is random. */
+static unsigned encode_effect(struct client *c, const char *key, size_t klen)
+{
+	struct store *s = c->srv->store;
+	struct effect_ctx ec = { &tl_rec, 0 };
+	const char *del[2] = { "DEL", key };
+	size_t dl[2] = { 3, klen };
+	effect_emit(2, del, dl, &ec);
+	struct entry *e = store_find_locked(s, c->db, key, klen, c->now_ms,
+					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+	if (!e)
+		return ec.n;
+	if (entry_type(e) == STORE_TYPE_STRING) {
+		size_t vlen;
+		const char *v = entry_str(e, &vlen);
+		const char *set[3] = { "SET", key, v };
+		size_t sl[3] = { 3, klen, vlen };
+		effect_emit(3, set, sl, &ec);
+	} else {
+		const struct store_type_ops *ops = store_type_ops_of(s, entry_type(e));
+		if (ops && ops->rewrite)
+			ops->rewrite(entry_obj(e), key, klen, effect_emit, &ec);
+	}
+	if (entry_expire(e) >= 0) {
+		char ms[24];
+		size_t n = zr_ll_to_str(ms, entry_expire(e));
+		const char *px[3] = { "PEXPIREAT", key, ms };
+		size_t pl[3] = { 9, klen, n };
+		effect_emit(3, px, pl, &ec);
+	}
+	return ec.n;
+}
+
+static bool is_named(const struct command *cmd, const char *name)
+{
+	return cmd->name && !strcmp(cmd->name, name);
+}
+
+/* The key argument indexes of CMD for c->argv, as the dispatcher locks them. */
+static void key_range(const struct client *c, const struct command *cmd, int *first, int *last, int *step)
+{
+	*first = *last = 0;
+	*step = cmd->key_step > 0 ? cmd->key_step : 1;
+	if (cmd->first_key <= 0 || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB))) {
+		*last = -1;
+		return;
+	}
+	*first = cmd->first_key;
+	*last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+	if (*last >= c->argc)
+		*last = c->argc - 1;
+}
+
+void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
+{
+	store_thread_write_intent(false);
+	struct persist *p = c->srv->persist;
+	if (!p)
+		return;
+	bool dirty = store_thread_dirty() != token;
+	if (!dirty)
+		goto out;
+	atomic_fetch_add_explicit(&p->changes, 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+		goto out;
+	uint64_t seq;
+	if (!(c->flags & CLIENT_IN_EXEC) && is_named(cmd, "exec")) {
+		/* the queued commands were journaled one by one: close them */
+		if (tl_txn) {
+			seq = aof_commit(p->aof, tl_txn);
+			tl_txn = 0;
+			if (seq > c->journal_seq)
+				c->journal_seq = seq;
+		}
+		goto out;
+	}
+	uint64_t txn = 0;
+	if (c->flags & CLIENT_IN_EXEC) {
+		if (!tl_txn)
+			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
+		txn = tl_txn;
+	}
+	int first, last, step;
+	key_range(c, cmd, &first, &last, &step);
+	tl_rec.len = 0;
+	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
+	if (is_named(cmd, "spop") && last >= first) {
+		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
+	} else {
+		jbuf_varint(&tl_rec, (uint64_t)c->argc);
+		for (int i = 0; i < c->argc; i++)
+			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
+	}
+	/* the version each named key has now, so a replay restores it */
+	unsigned nver = 0;
+	for (int i = first; i <= last; i += step)
+		nver++;
+	size_t count_at = tl_rec.len;
+	jr_cmd_versions_begin(&tl_rec, nver);
+	unsigned found = 0;
+	for (int i = first; i <= last; i += step) {
+		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
+						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		if (e) {
+			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
+			found++;
+		}
+	}
+	if (found != nver) {
+		/* rewrite the count: varints are variable length, so re-encode the tail */
+		struct jbuf tail;
+		jbuf_init(&tail);
+		size_t after = count_at;
+		uint64_t tmp;
+		struct jreader r = { tl_rec.p + count_at, tl_rec.p + tl_rec.len };
+		jrd_varint(&r, &tmp);
+		after = (size_t)(r.p - tl_rec.p);
+		jbuf_put(&tail, tl_rec.p + after, tl_rec.len - after);
+		tl_rec.len = count_at;
+		jr_cmd_versions_begin(&tl_rec, found);
+		jbuf_put(&tl_rec, tail.p, tail.len);
+		jbuf_free(&tail);
+	}
+	jr_frame_end(&tl_rec, off);
+	seq = aof_append(p->aof, &tl_rec, txn);
+	if (tl_rec.cap > (1u << 20)) /* do not keep a huge record's buffer */
+		jbuf_free(&tl_rec);
+	if (!txn && seq > c->journal_seq)
+		c->journal_seq = seq;
+out:
+	if (gated(c, cmd))
+		pthread_rwlock_unlock(&p->gate);
+}
+
+/* --- saving ------------------------------------------------------------------------- */
+
+struct instant_ctx {
+	struct persist *p;
+	bool gate_held;
+	uint64_t changes_at;
+};
+
+static uint64_t at_instant(void *arg)
+{
+	struct instant_ctx *ic = arg;
+	struct persist *p = ic->p;
+	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof)
+									      : aof_last_seq(p->aof);
+	ic->changes_at = atomic_exchange_explicit(&p->changes, 0, memory_order_relaxed);
+	pthread_rwlock_unlock(&p->gate);
+	ic->gate_held = false;
+	atomic_store_explicit(&p->keys_total, 0, memory_order_relaxed);
+	return seq;
+}
+
+static int do_save(struct persist *p, bool rewrite)
+{
+	struct server *srv = p->srv;
+	pthread_mutex_lock(&p->ctl);
+	int64_t t0 = zr_time_ms();
+	atomic_store_explicit(&p->keys_done, 0, memory_order_relaxed);
+	uint64_t total = 0;
+	for (unsigned db = 0; db < store_databases(srv->store); db++)
+		total += store_dbsize(srv->store, db);
+	struct instant_ctx ic = { .p = p, .gate_held = true };
+	pthread_rwlock_wrlock(&p->gate);
+	struct snapshot_result res;
+	int r = snapshot_write(srv->store, p->snap_path, at_instant, &ic, &p->keys_done, &res);
+	if (ic.gate_held)
+		pthread_rwlock_unlock(&p->gate);
+	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
+	int64_t secs = (zr_time_ms() - t0 + 500) / 1000;
+	if (r == 0) {
+		if (atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+			aof_drop_before(p->aof, res.journal_seq);
+		atomic_store_explicit(&p->aof_base_size, res.bytes, memory_order_relaxed);
+		atomic_store_explicit(&srv->lastsave, (int64_t)time(NULL), memory_order_relaxed);
+		atomic_store_explicit(&p->last_cow_peak, res.cow_peak, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->saves, 1, memory_order_relaxed);
+		zr_log(ZR_LOG_NOTICE,
+		       "DB saved on disk: %" PRIu64 " keys, %" PRIu64 " bytes, journal seq %" PRIu64
+		       ", copy-before-write peak %" PRIu64 " bytes (%" PRIu64 " entries)",
+		       res.keys, res.bytes, res.journal_seq, res.cow_peak, res.cow_entries);
+	} else {
+		/* the changes are still unsaved */
+		atomic_fetch_add_explicit(&p->changes, ic.changes_at, memory_order_relaxed);
+	}
+	atomic_store_explicit(rewrite ? &p->last_rewrite_ok : &p->last_bgsave_ok, r == 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(rewrite ? &p->last_rewrite_sec : &p->last_bgsave_sec, secs,
+			      memory_order_relaxed);
+	if (rewrite) {
+		if (r == 0)
+			atomic_fetch_add_explicit(&p->rewrites, 1, memory_order_relaxed);
+		else
+			atomic_fetch_add_explicit(&p->rewrite_failures, 1, memory_order_relaxed);
+	}
+	atomic_store_explicit(&p->last_try_ms, zr_time_ms(), memory_order_relaxed);
+	pthread_mutex_unlock(&p->ctl);
+	return r;
+}
+
+int persist_save(struct server *srv)
+{
+	struct persist *p = srv->persist;
+	if (atomic_load_explicit(&p->bg_kind, memory_order_relaxed))
+		return -EBUSY;
+	return do_save(p, false);
+}
+
+static void *bg_main(void *arg)
+{
+	struct persist *p = arg;
+	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
+	int r = do_save(p, kind == 2);
+	zr_log(r == 0 ? ZR_LOG_NOTICE : ZR_LOG_WARNING, "Background %s %s",
+	       kind == 2 ? "append only file rewriting" : "saving",
+	       r == 0 ? "terminated with success" : "failed");
+	atomic_store_explicit(&p->bg_kind, 0, memory_order_release);
+	return NULL;
+}
+
+int persist_bgsave(struct server *srv, bool rewrite, bool schedule)
+{
+	struct persist *p = srv->persist;
+	pthread_mutex_lock(&p->bg_mu);
+	if (atomic_load_explicit(&p->bg_kind, memory_order_acquire)) {
+		pthread_mutex_unlock(&p->bg_mu);
+		if (schedule) {
+			atomic_store_explicit(&p->scheduled_rewrite, 1, memory_order_relaxed);
+			return 1;
+		}
+		return -EBUSY;
+	}
+	if (p->bg_joinable) {
+		pthread_join(p->bg, NULL);
+		p->bg_joinable = false;
+	}
+	atomic_store_explicit(&p->bg_kind, rewrite ? 2 : 1, memory_order_relaxed);
+	atomic_store_explicit(&p->bg_start_ms, zr_time_ms(), memory_order_relaxed);
+	if (pthread_create(&p->bg, NULL, bg_main, p) != 0) {
+		atomic_store_explicit(&p->bg_kind, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&p->bg_mu);
+		return -EAGAIN;
+	}
+	p->bg_joinable = true;
+	pthread_mutex_unlock(&p->bg_mu);
+	if (rewrite)
+		zr_log(ZR_LOG_NOTICE, "Background append only file rewriting started");
+	else
+		zr_log(ZR_LOG_NOTICE, "Background saving started");
+	return 0;
+}
+
+bool persist_bg_running(struct server *srv, bool *rewrite)
+{
+	int k = atomic_load_explicit(&srv->persist->bg_kind, memory_order_relaxed);
+	if (rewrite)
+		*rewrite = k == 2;
+	return k != 0;
+}
+
+static void bg_wait(struct persist *p)
+{
+	pthread_mutex_lock(&p->bg_mu);
+	if (p->bg_joinable) {
+		pthread_join(p->bg, NULL);
+		p->bg_joinable = false;
+	}
+	pthread_mutex_unlock(&p->bg_mu);
+}
+
+/* --- the log on / off ----------------------------------------------------------------- */
+
+static int aof_turn_on(struct persist *p, bool at_start)
+{
+	struct settings *cfg = p->srv->cfg;
+	if (!at_start)
+		aof_remove_all(p->aof_dir, cfg->appendfilename); /* not loaded: stale */
+	int r = aof_start(p->aof, (enum aof_fsync)atomic_load(&cfg->appendfsync), !at_start);
+	if (r < 0)
+		return r;
+	atomic_store_explicit(&p->aof_on, 1, memory_order_relaxed);
+	if (!at_start) /* Redis's startAppendOnly: the log needs a base */
+		persist_bgsave(p->srv, true, true);
+	return 0;
+}
+
+void persist_settings_changed(struct server *srv)
+{
+	struct persist *p = srv->persist;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->sw);
+	bool want = atomic_load_explicit(&srv->cfg->aof_enabled, memory_order_relaxed);
+	bool on = atomic_load_explicit(&p->aof_on, memory_order_relaxed);
+	if (want && !on) {
+		if (aof_turn_on(p, false) < 0) {
+			zr_log(ZR_LOG_WARNING, "appendonly yes failed: the log could not be opened");
+			atomic_store_explicit(&srv->cfg->aof_enabled, 0, memory_order_relaxed);
+		}
+	} else if (!want && on) {
+		atomic_store_explicit(&p->aof_on, 0, memory_order_relaxed);
+		aof_stop(p->aof);
+		zr_log(ZR_LOG_NOTICE, "Background append only file: turned off");
+	}
+	aof_set_fsync(p->aof,
+		      (enum aof_fsync)atomic_load_explicit(&srv->cfg->appendfsync, memory_order_relaxed));
+	pthread_mutex_unlock(&p->sw);
+}
+
+/* --- cron -------------------------------------------------------------------------------- */
+
+static bool save_rule_due(struct persist *p, int64_t now_ms)
+{
+	struct settings *cfg = p->srv->cfg;
+	char rules[256];
+	pthread_mutex_lock(&cfg->lock);
+	snprintf(rules, sizeof(rules), "%s", cfg->save ? cfg->save : "");
+	pthread_mutex_unlock(&cfg->lock);
+	uint64_t changes = atomic_load_explicit(&p->changes, memory_order_relaxed);
+	int64_t since = now_ms / 1000 - atomic_load_explicit(&p->srv->lastsave, memory_order_relaxed);
+	bool failed = !atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed);
+	if (failed && now_ms - atomic_load_explicit(&p->last_try_ms, memory_order_relaxed) < BGSAVE_RETRY_MS)
+		return false;
+	char *save = NULL;
+	for (char *t = strtok_r(rules, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char *c = strtok_r(NULL, " ", &save);
+		if (!c)
+			break;
+		long long secs = atoll(t), n = atoll(c);
+		if (changes >= (uint64_t)n && since >= secs && n > 0)
+			return true;
+	}
+	return false;
+}
+
+static bool rewrite_due(struct persist *p)
+{
+	struct settings *cfg = p->srv->cfg;
+	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+		return false;
+	long long pct = atomic_load_explicit(&cfg->auto_aof_rewrite_percentage, memory_order_relaxed);
+	long long min = atomic_load_explicit(&cfg->auto_aof_rewrite_min_size, memory_order_relaxed);
+	if (pct <= 0)
+		return false;
+	struct aof_stats st;
+	aof_stats(p->aof, &st);
+	uint64_t base = atomic_load_explicit(&p->aof_base_size, memory_order_relaxed);
+	return st.current_size >= (uint64_t)min && st.current_size * 100 >= base * (uint64_t)pct;
+}
+
+static void *cron_main(void *arg)
+{
+	struct persist *p = arg;
+	while (!atomic_load_explicit(&p->cron_stop, memory_order_relaxed)) {
+		struct timespec ts = { 0, 100 * 1000000L };
+		nanosleep(&ts, NULL);
+		if (atomic_load_explicit(&p->bg_kind, memory_order_acquire))
+			continue;
+		int64_t now = zr_time_ms();
+		if (atomic_exchange_explicit(&p->scheduled_rewrite, 0, memory_order_relaxed)) {
+			persist_bgsave(p->srv, true, false);
+		} else if (save_rule_due(p, now)) {
+			zr_log(ZR_LOG_NOTICE, "%" PRIu64 " changes: saving...",
+			       atomic_load_explicit(&p->changes, memory_order_relaxed));
+			persist_bgsave(p->srv, false, false);
+		} else if (rewrite_due(p)) {
+			zr_log(ZR_LOG_NOTICE, "Starting automatic rewriting of AOF on growth");
+			persist_bgsave(p->srv, true, false);
+		}
+	}
+	return NULL;
+}
+
+/* --- start-up and shutdown ---------------------------------------------------------------- */
+
+int persist_init(struct server *srv)
+{
+	struct settings *cfg = srv->cfg;
+	struct persist *p = zr_calloc(1, sizeof(*p));
+	p->srv = srv;
+	p->snap_path = zr_strdup(cfg->dbfilename);
+	p->aof_dir = zr_strdup(cfg->appenddirname);
+	p->aof = aof_create(srv, p->aof_dir, cfg->appendfilename);
+	pthread_rwlock_init(&p->gate, NULL);
+	pthread_mutex_init(&p->ctl, NULL);
+	pthread_mutex_init(&p->sw, NULL);
+	pthread_mutex_init(&p->bg_mu, NULL);
+	atomic_init(&p->last_bgsave_ok, 1);
+	atomic_init(&p->last_rewrite_ok, 1);
+	atomic_init(&p->last_bgsave_sec, -1);
+	atomic_init(&p->last_rewrite_sec, -1);
+
+	char err[512];
+	unsigned threads = srv->nworkers ? srv->nworkers : 1;
+	int64_t t0 = zr_mono_us();
+	int r = load_snapshot(srv, p->snap_path, threads, &p->loaded, err, sizeof(err));
+	if (r < 0 && r != -ENOENT)
+		goto fail;
+	if (r == 0) {
+		struct stat st;
+		if (stat(p->snap_path, &st) == 0)
+			atomic_store(&srv->lastsave, (int64_t)st.st_mtime);
+		atomic_store(&p->aof_base_size, p->loaded.snapshot_bytes);
+	}
+	bool aof = atomic_load(&cfg->aof_enabled);
+	if (aof) {
+		r = load_journal(srv, p->aof_dir, cfg->appendfilename, atomic_load(&cfg->aof_load_truncated),
+				 &p->loaded, err, sizeof(err));
+		if (r < 0)
+			goto fail;
+	}
+	if (p->loaded.keys_loaded || p->loaded.records)
+		zr_log(ZR_LOG_NOTICE,
+		       "DB loaded from disk: %.3f seconds, %" PRIu64 " keys from the snapshot (%" PRIu64
+		       " already expired), %" PRIu64 " log records",
+		       (double)(zr_mono_us() - t0) / 1e6, p->loaded.keys_loaded, p->loaded.keys_expired,
+		       p->loaded.records);
+	p->loaded.ms = (zr_mono_us() - t0) / 1000;
+	aof_set_seq(p->aof, p->loaded.last_seq);
+	if (aof) {
+		/* segments wholly covered by the snapshot are left over from a
+		 * crash between a snapshot and their deletion */
+		r = aof_turn_on(p, true);
+		if (r < 0) {
+			snprintf(err, sizeof(err), "cannot open the append-only log in %s", p->aof_dir);
+			goto fail;
+		}
+	}
+	srv->persist = p;
+	if (pthread_create(&p->cron, NULL, cron_main, p) != 0) {
+		snprintf(err, sizeof(err), "cannot start the persistence thread");
+		r = -EAGAIN;
+		srv->persist = NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	zr_log(ZR_LOG_WARNING, "Fatal error loading the DB: %s. Exiting.", err);
+	aof_destroy(p->aof);
+	zr_free(p->snap_path);
+	zr_free(p->aof_dir);
+	zr_free(p);
+	return r;
+}
+
+void persist_shutdown(struct server *srv)
+{
+	struct persist *p = srv->persist;
+	if (!p)
+		return;
+	atomic_store(&p->cron_stop, 1);
+	pthread_join(p->cron, NULL);
+	bg_wait(p);
+	int mode = atomic_load(&srv->shutdown_save);
+	char rules[8];
+	pthread_mutex_lock(&srv->cfg->lock);
+	snprintf(rules, sizeof(rules), "%s", srv->cfg->save ? srv->cfg->save : "");
+	pthread_mutex_unlock(&srv->cfg->lock);
+	if (mode == SERVER_SHUTDOWN_SAVE || (mode != SERVER_SHUTDOWN_NOSAVE && rules[0])) {
+		zr_log(ZR_LOG_NOTICE, "Saving the final snapshot before exiting.");
+		if (do_save(p, false) < 0)
+			zr_log(ZR_LOG_WARNING, "Error trying to save the DB, can't exit cleanly.");
+	}
+	atomic_store(&p->aof_on, 0);
+	aof_destroy(p->aof);
+	pthread_rwlock_destroy(&p->gate);
+	pthread_mutex_destroy(&p->ctl);
+	pthread_mutex_destroy(&p->sw);
+	pthread_mutex_destroy(&p->bg_mu);
+	zr_free(p->snap_path);
+	zr_free(p->aof_dir);
+	zr_free(p);
+	srv->persist = NULL;
+}
+
+int persist_check_data(const char *dir, bool fix)
+{
+	return load_check_data(dir, fix);
+}
+
+/* --- INFO ------------------------------------------------------------------------------------ */
+
+void persist_info(struct server *srv, struct textbuf *t)
+{
+	struct persist *p = srv->persist;
+	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
+	int64_t now = zr_time_ms();
+	int64_t cur = kind ? (now - atomic_load_explicit(&p->bg_start_ms, memory_order_relaxed)) / 1000 : -1;
+	struct store_snap_stats ss;
+	store_snap_stats(srv->store, &ss);
+	struct aof_stats as;
+	aof_stats(p->aof, &as);
+	bool aof_on = atomic_load_explicit(&p->aof_on, memory_order_relaxed);
+	textbuf_printf(t,
+		       "loading:0\r\n"
+		       "async_loading:0\r\n"
+		       "current_cow_peak:%" PRIu64 "\r\n"
+		       "current_cow_size:%" PRIu64 "\r\n"
+		       "current_cow_size_age:0\r\n"
+		       "current_fork_perc:0.00\r\n"
+		       "current_save_keys_processed:%" PRIu64 "\r\n"
+		       "current_save_keys_total:%" PRIu64 "\r\n"
+		       "rdb_changes_since_last_save:%" PRIu64 "\r\n"
+		       "rdb_bgsave_in_progress:%d\r\n"
+		       "rdb_last_save_time:%lld\r\n"
+		       "rdb_last_bgsave_status:%s\r\n"
+		       "rdb_last_bgsave_time_sec:%lld\r\n"
+		       "rdb_current_bgsave_time_sec:%lld\r\n"
+		       "rdb_saves:%" PRIu64 "\r\n"
+		       "rdb_last_cow_size:%" PRIu64 "\r\n"
+		       "rdb_last_load_keys_expired:%" PRIu64 "\r\n"
+		       "rdb_last_load_keys_loaded:%" PRIu64 "\r\n"
+		       "aof_enabled:%d\r\n"
+		       "aof_rewrite_in_progress:%d\r\n"
+		       "aof_rewrite_scheduled:%d\r\n"
+		       "aof_last_rewrite_time_sec:%lld\r\n"
+		       "aof_current_rewrite_time_sec:%lld\r\n"
+		       "aof_last_bgrewrite_status:%s\r\n"
+		       "aof_rewrites:%" PRIu64 "\r\n"
+		       "aof_rewrites_consecutive_failures:%" PRIu64 "\r\n"
+		       "aof_last_write_status:%s\r\n"
+		       "aof_last_cow_size:%" PRIu64 "\r\n"
+		       "module_fork_in_progress:0\r\n"
+		       "module_fork_last_cow_size:0\r\n",
+		       kind ? ss.peak : 0, kind ? ss.bytes : 0,
+		       kind ? atomic_load_explicit(&p->keys_done, memory_order_relaxed) : 0,
+		       kind ? atomic_load_explicit(&p->keys_total, memory_order_relaxed) : 0,
+		       atomic_load_explicit(&p->changes, memory_order_relaxed), kind == 1,
+		       (long long)atomic_load_explicit(&srv->lastsave, memory_order_relaxed),
+		       atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed) ? "ok" : "err",
+		       (long long)atomic_load_explicit(&p->last_bgsave_sec, memory_order_relaxed),
+		       (long long)(kind == 1 ? cur : -1),
+		       atomic_load_explicit(&p->saves, memory_order_relaxed),
+		       atomic_load_explicit(&p->last_cow_peak, memory_order_relaxed), p->loaded.keys_expired,
+		       p->loaded.keys_loaded, aof_on, kind == 2,
+		       atomic_load_explicit(&p->scheduled_rewrite, memory_order_relaxed),
+		       (long long)atomic_load_explicit(&p->last_rewrite_sec, memory_order_relaxed),
+		       (long long)(kind == 2 ? cur : -1),
+		       atomic_load_explicit(&p->last_rewrite_ok, memory_order_relaxed) ? "ok" : "err",
+		       atomic_load_explicit(&p->rewrites, memory_order_relaxed),
+		       atomic_load_explicit(&p->rewrite_failures, memory_order_relaxed),
+		       as.last_write_errno ? "err" : "ok",
+		       atomic_load_explicit(&p->last_cow_peak, memory_order_relaxed));
+	if (aof_on)
+		textbuf_printf(t,
+			       "aof_current_size:%" PRIu64 "\r\n"
+			       "aof_base_size:%" PRIu64 "\r\n"
+			       "aof_pending_rewrite:0\r\n"
+			       "aof_buffer_length:%" PRIu64 "\r\n"
+			       "aof_pending_bio_fsync:0\r\n"
+			       "aof_delayed_fsync:%lld\r\n"
+			       "aof_last_seq:%" PRIu64 "\r\n"
+			       "aof_synced_seq:%" PRIu64 "\r\n"
+			       "aof_fsyncs:%" PRIu64 "\r\n",
+			       as.current_size, atomic_load_explicit(&p->aof_base_size, memory_order_relaxed),
+			       as.pending_bytes, (long long)as.delayed_fsync, aof_last_seq(p->aof),
+			       as.synced_seq, as.fsyncs);
+	textbuf_printf(t, "rdb_last_load_ms:%lld\r\n", (long long)p->loaded.ms);
+}

@@ -1,0 +1,33 @@
+/* snapshot — writes a point-in-time image of the keyspace to a file
+ * without fork: store_snap_begin() fixes the instant (per-entry
+ * copy-before-write, see store.h), then the shards are serialized one at a
+ * time while writes continue. The file (journal.h format, magic
+ * "ZARISSNP"): JR_SNAP_HEAD with the journal seq of the instant, one
+ * JR_SNAP_STR / JR_SNAP_OBJ per key (non-string values as the commands
+ * that rebuild them, from the type's rewrite op), JR_SNAP_END with the key
+ * count. Written to PATH.tmp, fsynced, renamed over PATH, directory
+ * fsynced. Called from one thread at a time (persist's control lock).
+ */
+#ifndef ZR_SNAPSHOT_H
+#define ZR_SNAPSHOT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct store;
+
+struct snapshot_result {
+	uint64_t keys;
+	uint64_t bytes;	      /* file size */
+	uint64_t journal_seq; /* seq of the instant */
+	uint64_t cow_peak;    /* most bytes of pre-images held during the save */
+	uint64_t cow_entries; /* pre-images taken */
+};
+
+/* AT_INSTANT(CTX) runs with every shard lock held and returns the journal
+ * seq of the instant. PROGRESS (may be NULL) counts keys written. Returns
+ * 0, -EBUSY (a snapshot runs) or -errno of the I/O (PATH untouched). */
+int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
+		   _Atomic uint64_t *progress, struct snapshot_result *out);
+
+#endif
