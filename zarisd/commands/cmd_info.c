@@ -23,6 +23,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/info.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -502,9 +503,9 @@ static void section_stats(struct textbuf *t, struct client *c)
 		"current_eviction_exceeded_time:0\r\n"
 		"keyspace_hits:%llu\r\n"
 		"keyspace_misses:%llu\r\n"
-		"pubsub_channels:0\r\n"
-		"pubsub_patterns:0\r\n"
-		"pubsubshard_channels:0\r\n"
+		"pubsub_channels:%lu\r\n"
+		"pubsub_patterns:%lu\r\n"
+		"pubsubshard_channels:%lu\r\n"
 		"latest_fork_usec:0\r\n"
 		"total_forks:0\r\n"
 		"migrate_cached_sockets:0\r\n"
@@ -535,7 +536,9 @@ static void section_stats(struct textbuf *t, struct client *c)
 		(double)rate_total(RATE_NET_OUT) / 1024, (unsigned long long)v[SF_rejected_connections],
 		(unsigned long long)ss.expired_keys, (unsigned long long)(v[SF_expire_cycle_us] / 1000),
 		(unsigned long long)ss.evicted_keys, (unsigned long long)ss.keyspace_hits,
-		(unsigned long long)ss.keyspace_misses, (unsigned long long)v[SF_unexpected_error_replies],
+		(unsigned long long)ss.keyspace_misses, pubsub_names(c->srv, PUBSUB_CHANNEL),
+		pubsub_names(c->srv, PUBSUB_PATTERN), pubsub_names(c->srv, PUBSUB_SHARD),
+		(unsigned long long)v[SF_unexpected_error_replies],
 		(unsigned long long)v[SF_errorstat_total], (unsigned long long)v[SF_total_reads],
 		(unsigned long long)v[SF_total_writes],
 		(unsigned long long)v[SF_client_query_buffer_limit_disconnections],
