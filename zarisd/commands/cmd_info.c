@@ -538,9 +538,8 @@ static void section_stats(struct textbuf *t, struct client *c)
 		(unsigned long long)ss.evicted_keys, (unsigned long long)ss.keyspace_hits,
 		(unsigned long long)ss.keyspace_misses, pubsub_names(c->srv, PUBSUB_CHANNEL),
 		pubsub_names(c->srv, PUBSUB_PATTERN), pubsub_names(c->srv, PUBSUB_SHARD),
-		(unsigned long long)v[SF_unexpected_error_replies],
-		(unsigned long long)v[SF_errorstat_total], (unsigned long long)v[SF_total_reads],
-		(unsigned long long)v[SF_total_writes],
+		(unsigned long long)v[SF_unexpected_error_replies], (unsigned long long)v[SF_errorstat_total],
+		(unsigned long long)v[SF_total_reads], (unsigned long long)v[SF_total_writes],
 		(unsigned long long)v[SF_client_query_buffer_limit_disconnections],
 		(unsigned long long)v[SF_client_output_buffer_limit_disconnections]);
 }
