@@ -23,6 +23,7 @@ static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "
 					    "allkeys-random",  "volatile-lru", "volatile-lfu",
 					    "volatile-random", "volatile-ttl", NULL };
 static const char *const backend_names[] = { "auto", "uring", "epoll", NULL };
+static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
 static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
 
 /* The zarisd settings, indexed by enum zconf_key. `live`: zarisd's CONFIG
@@ -42,7 +43,9 @@ const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
 	[ZCONF_K_LOGLEVEL] = { "loglevel", ZCONF_VT_ENUM, 0, 0, loglevel_names, true },
 	[ZCONF_K_LOGFILE] = { "logfile", ZCONF_VT_STRING, 0, 0, NULL, false },
 	[ZCONF_K_DIR] = { "dir", ZCONF_VT_STRING, 0, 0, NULL, false },
-	[ZCONF_K_APPENDONLY] = { "appendonly", ZCONF_VT_BOOL, 0, 0, NULL, false },
+	[ZCONF_K_APPENDONLY] = { "appendonly", ZCONF_VT_BOOL, 0, 0, NULL, true },
+	[ZCONF_K_APPENDFSYNC] = { "appendfsync", ZCONF_VT_ENUM, 0, 0, appendfsync_names, true },
+	[ZCONF_K_SAVE] = { "save", ZCONF_VT_STRING, 0, 0, NULL, true },
 };
 
 enum sv_field {

@@ -57,6 +57,8 @@ enum zconf_key {
 	ZCONF_K_LOGFILE,
 	ZCONF_K_DIR,
 	ZCONF_K_APPENDONLY,
+	ZCONF_K_APPENDFSYNC,
+	ZCONF_K_SAVE,
 	ZCONF_K__COUNT
 };
 
@@ -127,6 +129,12 @@ void zconf_error_format(const struct zconf_error *err, char *buf, size_t size);
 
 /* The node called NAME, or NULL. Borrowed from CONF. */
 const struct zconf_node *zconf_find_node(const struct zconf *conf, const char *name);
+
+/* NODE's data directory: its own `dir` as given, else the cluster's `dir`
+ * (default ".") plus "/<node name>", so that local instances never share
+ * their persistence files. Writes it into BUF; returns its length, or
+ * -ENAMETOOLONG. */
+int zconf_node_dir(const struct zconf *conf, const struct zconf_node *node, char *buf, size_t size);
 
 /* The effective value of KEY for NODE (the node's, else the cluster's), or
  * NULL when neither sets it. Borrowed from CONF. */

@@ -2,6 +2,7 @@
  * cluster's defaults overridden by the node's own), as key/value text or as
  * the argv that starts zarisd for it. API in zconf.h.
  */
+#include <errno.h>
 #include "config/zconf_internal.h"
 
 #include <stdio.h>
@@ -21,11 +22,25 @@ const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *
 	return node->set[key] ? node->set[key] : conf->defaults[key];
 }
 
+int zconf_node_dir(const struct zconf *conf, const struct zconf_node *node, char *buf, size_t size)
+{
+	int n;
+
+	if (node->set[ZCONF_K_DIR])
+		n = snprintf(buf, size, "%s", node->set[ZCONF_K_DIR]);
+	else
+		n = snprintf(buf, size, "%s/%s",
+			     conf->defaults[ZCONF_K_DIR] ? conf->defaults[ZCONF_K_DIR] : ".", node->name);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
+}
+
 int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,
 			       void *ctx)
 {
 	char port[16];
 	int rc;
+
+	char dir[4096];
 
 	snprintf(port, sizeof(port), "%d", node->port);
 	rc = fn("port", port, ctx);
@@ -34,6 +49,11 @@ int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node
 
 		if (k == ZCONF_K_BIND && !v)
 			v = node->address;
+		if (k == ZCONF_K_DIR) {
+			if (zconf_node_dir(conf, node, dir, sizeof(dir)) < 0)
+				return -ENAMETOOLONG;
+			v = dir;
+		}
 		if (v)
 			rc = fn(zconf_keydefs[k].name, v, ctx);
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,6 +115,14 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 	if (!node) {
 		set_error(i, "node is not in the configuration");
 		return -ENOENT;
+	}
+	/* each instance keeps its persistence files in its own directory,
+	 * created here so a new node starts without manual steps */
+	char dir[4096];
+	if (zconf_node_dir(p->conf, node, dir, sizeof(dir)) < 0 ||
+	    (mkdir(dir, 0750) < 0 && errno != EEXIST)) {
+		set_error(i, "data directory %s: %s", dir, strerror(errno ? errno : ENAMETOOLONG));
+		return -EIO;
 	}
 	argv = zconf_node_argv(p->conf, node, p->zarisd);
 	if (!argv)

@@ -108,8 +108,14 @@ static void test_load(void)
 	   "replica-of implies role replica");
 	zconf_node_foreach_setting(conf, a, collect_fn, &c);
 	is_str(c.buf,
-	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no ",
-	       "effective settings of a, with zarisd's flag names");
+	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no dir=./a ",
+	       "effective settings of a, with zarisd's flag names (dir: its own under the cluster's)");
+	{
+		char da[256], db[256];
+		zconf_node_dir(conf, a, da, sizeof(da));
+		zconf_node_dir(conf, b, db, sizeof(db));
+		ok(strcmp(da, db) != 0, "two nodes never share a data directory (%s, %s)", da, db);
+	}
 	is_int(zconf_node_foreach_setting(conf, a, stop_at_cores, NULL), 42, "foreach stops at fn's result");
 	argv = zconf_node_argv(conf, b, "/usr/sbin/zarisd");
 	ok(argv && strcmp(argv[0], "/usr/sbin/zarisd") == 0 && strcmp(argv[1], "--port") == 0 &&
