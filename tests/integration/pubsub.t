@@ -226,7 +226,11 @@ def slow_subscriber(srv):
     ok(closed, "the subscriber that never read was disconnected by the pubsub limit")
     peak = max(peak, srv.rss_kb())
     growth_mb = (peak - rss0) / 1024.0
-    ok(growth_mb < 40, "server RSS grew %.1f MB while 64 MB went to a stuck subscriber (bound 40)" % growth_mb)
+    if os.environ.get("ZARIS_SAN"):
+        # sanitizer builds: libc malloc with redzones and quarantine
+        ok(True, "RSS bound skipped in a %s build (grew %.1f MB)" % (os.environ["ZARIS_SAN"], growth_mb))
+    else:
+        ok(growth_mb < 40, "server RSS grew %.1f MB while 64 MB went to a stuck subscriber (bound 40)" % growth_mb)
     with srv.client() as c:
         ok(srv.alive() and c.call("PING").value == "PONG", "server alive after the slow subscriber")
         c.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 32mb 8mb 60")

@@ -40,9 +40,13 @@ import time
 __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
-    "parse_reply", "io_uring_available",
+    "parse_reply", "io_uring_available", "SLOW",
     "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out",
 ]
+
+# Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
+# times slower: every wait of this module scales by this factor.
+SLOW = 4.0 if os.environ.get("ZARIS_SAN") else 1.0
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 HOST = "127.0.0.1"
@@ -161,7 +165,7 @@ def free_port():
 class Server:
     """One server process this test started.  argv_fn(port) builds its argv."""
 
-    def __init__(self, name, argv_fn, start_timeout=10.0, attempts=3):
+    def __init__(self, name, argv_fn, start_timeout=10.0 * SLOW, attempts=3):
         self.name = name
         self.proc = None
         self.port = None
@@ -214,7 +218,7 @@ class Server:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def client(self, timeout=10.0, rcvbuf=None):
+    def client(self, timeout=10.0 * SLOW, rcvbuf=None):
         return Client(self.port, timeout=timeout, rcvbuf=rcvbuf)
 
     def rss_kb(self):
@@ -238,7 +242,7 @@ class Server:
         except OSError:
             return "(no log)"
 
-    def stop(self, timeout=10.0):
+    def stop(self, timeout=10.0 * SLOW):
         """SIGTERM, wait up to timeout, then SIGKILL.  Returns the exit status."""
         p = self.proc
         if p is None:
@@ -255,7 +259,7 @@ class Server:
                 p.wait()
         return p.returncode
 
-    def restart(self, timeout=10.0):
+    def restart(self, timeout=10.0 * SLOW):
         self.stop()
         last = None
         for _ in range(3):
@@ -521,7 +525,7 @@ class Client:
     read_reply()    read exactly one reply (pushes '>' included)
     recv_until_closed() read what arrives until EOF (for protocol errors)"""
 
-    def __init__(self, port, host=HOST, timeout=10.0, rcvbuf=None):
+    def __init__(self, port, host=HOST, timeout=10.0 * SLOW, rcvbuf=None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)

@@ -371,7 +371,7 @@ static void section_clients(struct textbuf *t, struct client *c)
 	textbuf_printf(t,
 		       "connected_clients:%llu\r\n"
 		       "cluster_connections:0\r\n"
-		       "maxclients:%d\r\n"
+		       "maxclients:%lld\r\n"
 		       "client_recent_max_input_buffer:%llu\r\n"
 		       "client_recent_max_output_buffer:%llu\r\n"
 		       "blocked_clients:%llu\r\n"

@@ -104,7 +104,7 @@ static const struct setting setting_rows[] = {
 	  NULL, NULL, NULL, "largest query buffer per client" },
 	{ "client-output-buffer-limit", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_obuf, show_obuf,
 	  "normal <hard> <soft> <seconds>" },
-	{ "maxclients", SK_INT, OFF(maxclients), 0, 1, INT_MAX, NULL, NULL, NULL, "most connected clients" },
+	{ "maxclients", SK_LL, OFF(maxclients), 0, 1, UINT_MAX, NULL, NULL, NULL, "most connected clients" },
 	{ "timeout", SK_INT, OFF(timeout), 0, 0, INT_MAX, NULL, NULL, NULL,
 	  "close clients idle this many seconds (0 = never)" },
 	{ "tcp-keepalive", SK_INT, OFF(tcp_keepalive), 0, 0, INT_MAX, NULL, NULL, NULL,

@@ -45,9 +45,9 @@ struct settings {
 	_Atomic long long obuf_hard_limit;   /* client-output-buffer-limit normal <hard> */
 	_Atomic long long obuf_soft_limit;   /* ... <soft> */
 	_Atomic long long obuf_soft_seconds; /* ... <seconds> */
-	_Atomic int maxclients;
-	_Atomic int timeout;	   /* idle client timeout, seconds, 0 = never */
-	_Atomic int tcp_keepalive; /* seconds */
+	_Atomic long long maxclients;	     /* Redis: an unsigned int */
+	_Atomic int timeout;		     /* idle client timeout, seconds, 0 = never */
+	_Atomic int tcp_keepalive;	     /* seconds */
 	_Atomic int protected_mode;
 	_Atomic int hz;
 	_Atomic int lfu_log_factor;

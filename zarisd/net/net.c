@@ -124,10 +124,16 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 		}
 	}
 	server_wake_all(srv);
+	/* Join every worker before closing anything: until the last one
+	 * stops, any may still wake another through its event fd. */
 	for (unsigned i = 0; i < started; i++)
 		worker_join(&workers[i]);
+	for (unsigned i = 0; i < started; i++)
+		worker_drop_conns(&workers[i]);
 	srv->wake = NULL;
 	srv->wake_ctx = NULL;
+	for (unsigned i = 0; i < started; i++)
+		worker_destroy(&workers[i]);
 out_close:
 	for (unsigned i = started; i < nworkers; i++)
 		worker_close_listeners(&workers[i]);

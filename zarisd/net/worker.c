@@ -17,6 +17,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/mailbox.h"
+#include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -36,7 +37,7 @@
 	"publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "    \
 	"Alternatively you can just disable the protected mode by editing the Redis configuration file, and "      \
 	"setting the protected mode option to 'no', and then restarting the server. 3) If you started the server " \
-	"manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an "               \
+	"manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "              \
 	"authentication password for the default user. NOTE: You only need to do one of the above things in "      \
 	"order for the server to start accepting connections from the outside.\r\n"
 
@@ -107,6 +108,14 @@ int worker_listen(struct worker *w)
 	}
 	zr_free(addrs);
 	w->nlisten = n;
+	/* The event fd exists before any worker runs: a worker may wake any
+	 * other from its first command on (TSan saw a wake race with its
+	 * creation when it was made at thread start). */
+	if (rc == 0 && n > 0) {
+		w->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->event_fd < 0)
+			rc = -errno;
+	}
 	if (rc == 0 && n == 0) {
 		zr_log(ZR_LOG_WARNING, "No listening address could be bound (bind '%s')", cfg->bind);
 		rc = -EADDRNOTAVAIL;
@@ -132,9 +141,6 @@ static void *worker_main(void *arg)
 
 int worker_start(struct worker *w)
 {
-	w->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->event_fd < 0)
-		return -errno;
 	w->now_ms = zr_time_ms();
 	w->next_cron_us = zr_mono_us();
 	int rc = w->backend->init(w);
@@ -156,19 +162,28 @@ int worker_start(struct worker *w)
 void worker_join(struct worker *w)
 {
 	pthread_join(w->thread, NULL);
+}
+
+void worker_drop_conns(struct worker *w)
+{
 	while (w->conns) {
 		struct conn *c = w->conns;
 		worker_unlink(w, c);
 		conn_destroy(c);
 	}
+}
+
+void worker_destroy(struct worker *w)
+{
 	w->backend->destroy(w);
 	worker_close_listeners(w);
-	close(w->event_fd);
-	w->event_fd = -1;
 }
 
 void worker_close_listeners(struct worker *w)
 {
+	if (w->event_fd >= 0)
+		close(w->event_fd);
+	w->event_fd = -1;
 	for (int i = 0; i < w->nlisten; i++)
 		close(w->listen_fds[i]);
 	w->nlisten = 0;
@@ -325,8 +340,11 @@ static void scan_conns(struct worker *w, bool timer)
 		if (timer) {
 			int64_t last =
 				atomic_load_explicit(&c->client.last_interaction_ms, memory_order_relaxed);
+			/* like Redis, subscribers and blocked clients are never
+			 * closed for being idle */
 			if (timeout > 0 && w->now_ms - last > (int64_t)timeout * 1000 &&
-			    c->client.out.bytes == 0) {
+			    c->client.out.bytes == 0 && !(c->client.flags & CLIENT_BLOCKED) &&
+			    !pubsub_client_is_subscribed(&c->client)) {
 				zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu",
 				       (unsigned long long)c->client.id);
 				close_conn(w, c);

@@ -62,15 +62,19 @@ struct worker {
 	size_t obuf_hard_cached; /* hard output limit (SIZE_MAX = none), read once per feed */
 };
 
-/* Creates the listeners of worker W (bind addresses × port, SO_REUSEPORT).
- * Returns 0 or -errno (logged). */
+/* Creates the listeners of worker W (bind addresses × port, SO_REUSEPORT)
+ * and its wake-up event fd. Returns 0 or -errno (logged). */
 int worker_listen(struct worker *w);
 /* Closes the listeners of a worker that never started. */
 void worker_close_listeners(struct worker *w);
-/* Starts / joins the worker's thread; join also frees the worker's conns,
- * loop, listeners and event fd. */
+/* Starts / joins the worker's thread. */
 int worker_start(struct worker *w);
 void worker_join(struct worker *w);
+/* After every worker has joined: frees W's conns (their cleanup may still
+ * wake other workers, whose event fds are open until worker_destroy). */
+void worker_drop_conns(struct worker *w);
+/* Last: frees W's loop, listeners and event fd. */
+void worker_destroy(struct worker *w);
 /* Wakes W's loop; any thread. */
 void worker_wake(struct worker *w);
 
