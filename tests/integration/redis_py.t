@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # redis_py.t — zarisd driven by a real client library: Debian's python3-redis
-# (4.3.4).  Strings, keys, expiry, pipelines (MULTI/EXEC arrives with issue #4),
+# (4.3.4).  Strings, keys, expiry, pipelines, transactions (MULTI/EXEC, WATCH), every data type,
 # errors as exceptions, many connections from one pool.  RESP3 is exercised
 # only when the library supports it (redis-py >= 5 has protocol=3; 4.3.4 has
 # not, so that part is skipped there).
@@ -124,8 +124,86 @@ def pipelines(r):
     res = p.execute(raise_on_error=False)
     ok(res[0] is True and isinstance(res[1], redis.ResponseError) and res[2] == b"x",
        "pipeline: an error reply in the middle does not disturb the others")
-    # pipeline(transaction=True) sends MULTI/EXEC: transactions arrive with
-    # the data-types issue (#4), which adds that check here.
+
+
+def transactions(r):
+    p = r.pipeline(transaction=True)
+    p.set("t:1", "a")
+    p.incr("t:n")
+    p.get("t:1")
+    is_(p.execute(), [True, 1, b"a"], "MULTI/EXEC pipeline")
+    # optimistic locking with WATCH, the way applications write it
+    r.set("t:bal", 10)
+
+    def withdraw(pipe):
+        bal = int(pipe.get("t:bal"))
+        pipe.multi()
+        pipe.set("t:bal", bal - 3)
+    r.transaction(withdraw, "t:bal")
+    is_(r.get("t:bal"), b"7", "WATCH/MULTI/EXEC through redis.transaction()")
+    other = redis.Redis(connection_pool=r.connection_pool)
+    with r.pipeline() as pipe:
+        pipe.watch("t:bal")
+        other.set("t:bal", 100)  # another connection changes the key
+        pipe.multi()
+        pipe.set("t:bal", 0)
+        raises(pipe.execute, redis.WatchError)
+    is_(r.get("t:bal"), b"100", "a watched key changed by another client aborts EXEC")
+    p = r.pipeline(transaction=True)
+    p.set("t:s", "x")
+    p.incr("t:s")
+    p.get("t:s")
+    res = p.execute(raise_on_error=False)
+    ok(res[0] is True and isinstance(res[1], redis.ResponseError) and res[2] == b"x",
+       "an error inside EXEC stays in its slot")
+
+
+def types(r):
+    # hashes: a session store
+    r.hset("sess:1", mapping={"user": "ann", "visits": 1})
+    r.hincrby("sess:1", "visits", 2)
+    is_(r.hgetall("sess:1"), {b"user": b"ann", b"visits": b"3"}, "hash: HSET mapping, HINCRBY, HGETALL")
+    is_(sorted(r.hkeys("sess:1")), [b"user", b"visits"], "hash: HKEYS")
+    # lists: a job queue with a blocking pop
+    r.rpush("jobs", "j1", "j2")
+    is_(r.blpop("jobs", timeout=1), (b"jobs", b"j1"), "list: BLPOP gets the oldest job")
+    is_(r.lrange("jobs", 0, -1), [b"j2"], "list: LRANGE")
+    is_(r.blpop("empty-queue", timeout=1), None, "list: BLPOP times out with None")
+    # sets: feature flags
+    r.sadd("flags", "a", "b", "c")
+    is_(r.smembers("flags"), {b"a", b"b", b"c"}, "set: SADD, SMEMBERS")
+    is_(r.sismember("flags", "b"), True, "set: SISMEMBER")
+    r.sadd("flags2", "b", "c", "d")
+    is_(r.sinter("flags", "flags2"), {b"b", b"c"}, "set: SINTER")
+    # sorted sets: a leaderboard
+    r.zadd("board", {"ann": 10, "bob": 30, "cid": 20})
+    r.zincrby("board", 15, "ann")
+    is_(r.zrevrange("board", 0, 1, withscores=True), [(b"bob", 30.0), (b"ann", 25.0)],
+        "zset: ZADD, ZINCRBY, ZREVRANGE WITHSCORES")
+    is_(r.zrank("board", "cid"), 0, "zset: ZRANK")
+    # rate limiter: INCR + EXPIRE in one transaction
+    p = r.pipeline(transaction=True)
+    p.incr("rl:ann")
+    p.expire("rl:ann", 60)
+    is_(p.execute(), [1, True], "rate limiter: INCR + EXPIRE in MULTI")
+    ok(0 < r.ttl("rl:ann") <= 60, "rate limiter key has its TTL")
+    # bitmaps and HyperLogLog: analytics
+    r.setbit("seen", 7, 1)
+    r.setbit("seen", 100, 1)
+    is_(r.bitcount("seen"), 2, "bitmap: SETBIT, BITCOUNT")
+    r.pfadd("uv", *["u%d" % i for i in range(1000)])
+    n = r.pfcount("uv")
+    ok(980 <= n <= 1020, "HyperLogLog: PFCOUNT of 1000 distinct is %d" % n)
+    # pub/sub: cache invalidation fan-out
+    ps = r.pubsub()
+    ps.subscribe("inval")
+    is_(ps.get_message(timeout=2)["type"], "subscribe", "pub/sub: subscribe confirmation")
+    is_(r.publish("inval", "key:1"), 1, "pub/sub: PUBLISH reaches one subscriber")
+    m = ps.get_message(timeout=2)
+    is_((m["type"], m["channel"], m["data"]) if m else None, ("message", b"inval", b"key:1"),
+        "pub/sub: the subscriber gets the message")
+    ps.close()
+    is_(r.type("board"), b"zset", "TYPE of a sorted set")
 
 
 def pool(r):
@@ -159,7 +237,8 @@ def main():
     diag("zarisd: %s; redis-py %s" % (" ".join(z.argv), redis.__version__))
     r = redis.Redis(host="127.0.0.1", port=z.port, socket_timeout=30)
     sections = (("strings", lambda: strings(r)), ("keys", lambda: keys(r)),
-                ("pipelines", lambda: pipelines(r)), ("pool", lambda: pool(r)),
+                ("pipelines", lambda: pipelines(r)), ("transactions", lambda: transactions(r)),
+                ("types", lambda: types(r)), ("pool", lambda: pool(r)),
                 ("resp3", lambda: resp3(z.port)))
     for name, fn in sections:
         try:
