@@ -74,6 +74,7 @@ int serve_zarisd_run(const struct serve_opts *o)
 
 	struct server srv = { 0 };
 	srv.cfg = &cfg;
+	pthread_rwlock_init(&srv.wake_lock, NULL);
 	srv.execute = floor_execute;
 	srv.store = store_create(1, 0); /* the workers' timer expects one; it stays empty */
 	srv.clients = registry_create(o->threads);

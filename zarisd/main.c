@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 
 	struct server srv = { 0 };
 	srv.cfg = &cfg;
+	pthread_rwlock_init(&srv.wake_lock, NULL);
 	srv.execute = execute_command;
 	srv.store = store_create((unsigned)cfg.databases, (unsigned)cfg.shard_bits);
 	if (!srv.store) {

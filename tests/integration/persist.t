@@ -335,8 +335,197 @@ def config_tests():
     srv.stop()
 
 
+# --------------------------------------------------------------- evictions and expiry
+
+def eviction_test():
+    """A key evicted under maxmemory stays gone after a restart: the log
+    holds a DEL for it (without one the replayed SET brings it back)."""
+    d = tmpdir()
+    srv = start(d, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
+    r = rc(srv)
+    val = "v" * 8192
+    for db in (0, 3):
+        r.execute_command("SELECT", db)
+        pipe = r.pipeline(transaction=False)
+        for i in range(600):
+            pipe.set("ev:%d" % i, val)
+        pipe.execute()
+    r.execute_command("SELECT", 0)
+    used = int(r.info("memory")["used_memory"])
+    r.config_set("maxmemory-policy", "allkeys-random")
+    r.config_set("maxmemory", used - 3 * 1024 * 1024)
+    for i in range(50):  # writes over the limit evict
+        r.set("trigger:%d" % i, val)
+    # appendfsync always: once answered, every earlier record (the DELs of
+    # the evictions this SET made too) is on disk
+    r.set("last", "1")
+    evicted = int(r.info("stats")["evicted_keys"])
+    before = {}
+    for db in (0, 3):
+        r.execute_command("SELECT", db)
+        before[db] = sorted(r.keys("*"))
+    kill9(srv)
+    restart(srv)  # same argv: no maxmemory, nothing evicts at load
+    r = rc(srv)
+    after = {}
+    for db in (0, 3):
+        r.execute_command("SELECT", db)
+        after[db] = sorted(r.keys("*"))
+    ok(evicted > 100, "maxmemory evicted keys before the restart (%d)" % evicted)
+    is_([len(after[0]), len(after[3])], [len(before[0]), len(before[3])],
+        "after kill -9 and restart the keyspace has as many keys as before (evictions journaled)")
+    ok(after == before, "evicted keys stay evicted after a restart, in every db")
+    srv.stop()
+
+
+def expiry_test():
+    """A key deleted by active expiry (no command touched it) does not come
+    back: replay runs each record with its original clock, so the key is
+    recreated with its absolute expiry, already past."""
+    d = tmpdir()
+    srv = start(d, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
+    r = rc(srv)
+    r.set("exp:short", "v", px=150)
+    r.execute_command("PEXPIREAT", "exp:none", 1)  # on a missing key: no-op
+    r.set("exp:keep", "v")
+    deadline = time.time() + 10
+    while time.time() < deadline and int(r.info("stats")["expired_keys"]) < 1:
+        time.sleep(0.05)  # never reads the key: only active expiry deletes it
+    is_(int(r.info("stats")["expired_keys"]), 1, "active expiry deleted the key")
+    r.set("exp:last", "1")
+    kill9(srv)
+    restart(srv)
+    r = rc(srv)
+    is_([sorted(r.keys("*")), r.exists("exp:short"), r.get("exp:short")], [[b"exp:keep", b"exp:last"], 0, None],
+        "an expired key does not come back after a restart")
+    deadline = time.time() + 10
+    while time.time() < deadline and r.dbsize() != 2:
+        time.sleep(0.05)
+    is_(r.dbsize(), 2, "DBSIZE after the restart: the replayed dead key is collected")
+    srv.stop()
+
+
+# --------------------------------------------------------------- CONFIG SET dir / dbfilename
+
+def config_dir_test():
+    """CONFIG SET dir changes the working directory for later saves (chdir,
+    Redis's errors), the log moves there with the rewrite it starts, and
+    the new directory alone restarts with everything; CONFIG SET
+    dbfilename names later snapshots."""
+    d1, d2 = tmpdir(), tmpdir()
+    missing = os.path.join(d1, "no-such-dir")
+    srv = start(d1, "--appendonly", "yes", "--save", "")
+    red = start_redis(extra=["--enable-protected-configs", "yes", "--dir", tmpdir()])
+    c, rcli = srv.client(), red.client()
+    plain = os.path.join(d1, "plain-file")
+    open(plain, "w").close()
+    for args in (("dir", missing), ("dir", plain), ("dbfilename", "a/b.zdb")):
+        got, want = c.call("CONFIG", "SET", *args).raw, rcli.call("CONFIG", "SET", *args).raw
+        is_(got, want, "CONFIG SET %s %s: Redis's error" % args)
+    rcli.close()
+    red.stop()
+    r = rc(srv)
+    r.set("a", "1")
+    is_(c.call("CONFIG", "SET", "dbfilename", "other.zdb").raw, b"+OK\r\n", "CONFIG SET dbfilename")
+    is_(c.call("CONFIG", "SET", "dir", d2).raw, b"+OK\r\n", "CONFIG SET dir to an existing directory")
+    is_(r.config_get("dir")["dir"], os.path.realpath(d2), "CONFIG GET dir shows the new working directory")
+    r.set("b", "2")
+    deadline = time.time() + 20
+    while time.time() < deadline and int(r.info("persistence")["aof_rewrites"]) < 1:
+        time.sleep(0.05)
+    r.set("c", "3")
+    segs = [f for f in os.listdir(os.path.join(d2, "appendonlydir"))] if os.path.isdir(
+        os.path.join(d2, "appendonlydir")) else []
+    ok(os.path.exists(os.path.join(d2, "other.zdb")) and any(f.endswith(".zj") for f in segs),
+       "the rewrite after CONFIG SET dir wrote other.zdb and the log into the new directory")
+    r.execute_command("SAVE")
+    ok(not os.path.exists(os.path.join(d1, "other.zdb")), "later saves go to the new directory only")
+    c.close()
+    kill9(srv)
+    srv2 = start(d2, "--appendonly", "yes", "--save", "", "--dbfilename", "other.zdb")
+    r = rc(srv2)
+    is_([r.get(k) for k in ("a", "b", "c")], [b"1", b"2", b"3"],
+        "the new directory alone restarts with every write (snapshot + moved log)")
+    srv2.stop()
+    srv3 = start(d1, "--appendonly", "yes", "--save", "")
+    is_(rc(srv3).get("a"), b"1", "the old directory is still consistent and loads")
+    srv3.stop()
+
+
+# --------------------------------------------------------------- back-pressure
+
+def backpressure_test():
+    """On a slow disk (DEBUG JOURNAL-STALL: the log writer sleeps before
+    its next write) a pipelined write load waits for the writer once the
+    log buffer reaches its bound, instead of growing it; nothing is lost."""
+    d = tmpdir()
+    srv = start(d, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
+    r = rc(srv)
+    LIMIT, N, VAL = 1 << 20, 400, "x" * 16384
+    is_(r.execute_command("DEBUG", "JOURNAL-STALL", "2500", LIMIT), b"OK", "DEBUG JOURNAL-STALL <ms> <limit>")
+    trigger = srv.client()
+    trigger.send("SET", "bp:trigger", "1")  # the writer takes this batch, then sleeps
+    time.sleep(0.3)
+    loader = srv.client(timeout=60)
+    loader.send_raw(b"".join(encode_command("SET", "bp:%d" % i, VAL) for i in range(N)))
+    replies = [loader.read_reply().raw for _ in range(N)]
+    trigger.read_reply()
+    info = r.info("persistence")
+    peak = int(info.get("aof_buffer_peak", -1))
+    diag("log buffer peak %d bytes, limit %d, %s appends waited" % (peak, LIMIT, info.get("aof_buffer_waits")))
+    ok(0 < peak <= LIMIT + 64 * 1024, "the log buffer stays within its bound on a stalled disk (peak %d)" % peak)
+    ok(int(info.get("aof_buffer_waits", 0)) > 0, "writers waited for the log writer (aof_buffer_waits)")
+    is_(replies, [b"+OK\r\n"] * N, "every pipelined write answered once the disk caught up")
+    loader.close()
+    trigger.close()
+    r.set("bp:last", "1")
+    time.sleep(1.2)  # everysec: let the last fsync happen
+    kill9(srv)
+    restart(srv)
+    r = rc(srv)
+    is_(r.dbsize(), N + 2, "after kill -9 every write of the load is in the log")
+    srv.stop()
+
+
+# --------------------------------------------------------------- INFO persistence
+
+def info_test():
+    """INFO persistence has Redis 7.0's field names in Redis's order (with
+    the log off and on; zarisd's own fields come after), and the values
+    that mean something here move as Redis's do."""
+    for aof in ("no", "yes"):
+        srv = start(tmpdir(), "--appendonly", aof, "--save", "")
+        red = start_redis(extra=["--appendonly", aof, "--dir", tmpdir()])
+        r, rr = rc(srv), redis.Redis(host="127.0.0.1", port=red.port, socket_timeout=20)
+        names = [k for k in r.info("persistence")]
+        want = [k for k in rr.info("persistence")]
+        is_([k for k in names if k in want], want, "appendonly %s: Redis 7.0's INFO persistence fields, same order" % aof)
+        ok(names[:len(want)] == want, "appendonly %s: zarisd's own fields only after Redis's" % aof)
+        seen = {}
+        for name, cli in (("zarisd", r), ("redis", rr)):
+            cli.mset({"a": 1, "b": 2, "c": 3})
+            cli.delete("a", "b")
+            i1 = cli.info("persistence")
+            cli.execute_command("SAVE")
+            i2 = cli.info("persistence")
+            cli.execute_command("BGSAVE")
+            deadline = time.time() + 20
+            while time.time() < deadline and int(cli.info("persistence")["rdb_bgsave_in_progress"]):
+                time.sleep(0.05)
+            time.sleep(0.2)
+            i3 = cli.info("persistence")
+            seen[name] = (i1["rdb_changes_since_last_save"], i2["rdb_changes_since_last_save"],
+                          i2["rdb_last_bgsave_time_sec"], i2["rdb_saves"], i3["rdb_saves"],
+                          i3["rdb_last_bgsave_status"], i3["rdb_last_bgsave_time_sec"] >= 0,
+                          i3["aof_last_write_status"], i3["aof_rewrites_consecutive_failures"],
+                          i3["rdb_bgsave_in_progress"], i3["aof_rewrite_in_progress"])
+        is_(seen["zarisd"], seen["redis"], "appendonly %s: changes, saves, bgsave status and times as Redis's" % aof)
+        red.stop()
+        srv.stop()
+
+
 try:
-    plan(25)
+    plan(52)
     for mode in ("snapshot", "log", "both"):
         round_trip(mode)
     crash_test("always")
@@ -344,6 +533,11 @@ try:
     consistency_test()
     damage_tests()
     config_tests()
+    eviction_test()
+    expiry_test()
+    config_dir_test()
+    backpressure_test()
+    info_test()
 finally:
     for d in DIRS:
         shutil.rmtree(d, ignore_errors=True)

@@ -667,8 +667,104 @@ static void test_fuzz_garbage(void)
 	ok(failures == 0, "3000 random malformed streams: same result however split");
 }
 
+/* resp_parse_whole (the connection's parse-ahead) must give exactly what
+ * resp_parse gives for the same bytes, or 0 ("ask resp_parse"): checked
+ * request by request over valid pipelines and random protocol garbage. */
+static int whole_agrees(const char *in, size_t len, const struct resp_limits *lim, int max)
+{
+	char *buf = malloc(len + 1);
+	memcpy(buf, in, len);
+	size_t pos = 0;
+	int ok_all = 1, taken = 0;
+	while (pos < len) {
+		struct resp_arg wargv[8];
+		int wargc = -1;
+		size_t w = resp_parse_whole(buf + pos, len - pos, lim, wargv, max, &wargc);
+		struct resp_parser p;
+		resp_parser_init(&p);
+		size_t used = 0;
+		enum resp_result r = resp_parse(&p, buf + pos, len - pos, lim, &used);
+		if (w) {
+			taken++;
+			if (r != RESP_COMMAND || used != w || p.argc != wargc)
+				ok_all = 0;
+			for (int i = 0; ok_all && i < wargc; i++)
+				if (p.argv[i].ptr != wargv[i].ptr || p.argv[i].len != wargv[i].len)
+					ok_all = 0;
+		}
+		resp_parser_free(&p);
+		if (!ok_all || (r != RESP_COMMAND && r != RESP_EMPTY))
+			break;
+		pos += used;
+	}
+	free(buf);
+	return ok_all ? taken : -1;
+}
+
+static void test_parse_whole(void)
+{
+	struct sb in = { 0 };
+	sb_printf(&in, "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$100\r\n");
+	for (int i = 0; i < 100; i++)
+		sb_add(&in, "x", 1);
+	sb_printf(&in,
+		  "\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$0\r\n\r\n*0\r\n*2\r\n$3\r\nGET\r\n$2\r\nkk\r\n");
+	ok(whole_agrees(in.p, in.len, &redis_limits, 8) == 4,
+	   "parse ahead: a valid pipeline, request by request");
+	ok(whole_agrees(in.p, in.len, &redis_limits, 2) == 3,
+	   "parse ahead: more arguments than room is left to resp_parse");
+	free(in.p);
+	static const char *const pieces[] = { "*",
+					      "$",
+					      "\r\n",
+					      "\r",
+					      "\n",
+					      "1",
+					      "2",
+					      "0",
+					      "-1",
+					      "3",
+					      "01",
+					      "a",
+					      " ",
+					      "PING",
+					      "*2\r\n",
+					      "$3\r\nfoo\r\n",
+					      "$0\r\n\r\n",
+					      "*1\r\n",
+					      "*1\r\n$4\r\nPING\r\n",
+					      "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" };
+	const struct resp_limits tiny = { .max_bulk_len = 8, .max_multibulk = 4, .max_inline = 12 };
+	int disagree = 0, taken = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct sb g = { 0 };
+		sb_add(&g, "", 0);
+		int n = 1 + (int)rng_below(30);
+		for (int i = 0; i < n; i++) {
+			const char *pc = pieces[rng_below(sizeof(pieces) / sizeof(pieces[0]))];
+			sb_add(&g, pc, strlen(pc));
+		}
+		int t = whole_agrees(g.p, g.len, iter & 1 ? &tiny : &redis_limits, 1 + (int)rng_below(8));
+		if (t < 0) {
+			disagree++;
+			if (disagree <= 3) {
+				struct sb show = { 0 };
+				sb_arg(&show, g.p, g.len);
+				diag("parse ahead disagrees on %s", show.p);
+				free(show.p);
+			}
+		} else {
+			taken += t;
+		}
+		free(g.p);
+	}
+	ok(disagree == 0 && taken > 100,
+	   "parse ahead: 3000 random streams agree with resp_parse (%d requests taken)", taken);
+}
+
 int main(void)
 {
+	test_parse_whole();
 	test_valid();
 	test_bad();
 	test_limits();

@@ -555,6 +555,67 @@ static void test_resize_string(void)
 	store_destroy(s);
 }
 
+static void snap_collect(unsigned db, const struct entry *e, void *ctx)
+{
+	(void)db;
+	size_t vl;
+	const char *v = entry_str(e, &vl);
+	snprintf(ctx, 64, "%.*s|%s", (int)vl, v, entry_string_is_raw(e) ? "raw" : "plain");
+}
+
+/* An in-place edit marks a string raw (OBJECT ENCODING "raw", as Redis)
+ * through a wider length class: the mark survives a TTL change, rename and
+ * copy, a whole-value overwrite clears it, and a snapshot pre-image of a
+ * marked entry is a full copy of it. */
+static void test_raw_mark(void)
+{
+	struct store *s = store_create(2, 2);
+	set_str(s, 0, "k", "12", -1);
+	unsigned sh = store_shard_of(s, "k", 1);
+	store_lock(s, sh);
+	struct entry *e = store_find_locked(s, 0, "k", 1, NOW, 0);
+	is_str(entry_encoding(s, e), "int", "a new integer string is int");
+	char *v = store_string_resize_locked(s, 0, &e, 3);
+	v[2] = '3';
+	is_str(entry_encoding(s, e), "raw", "an in-place edit makes it raw");
+	size_t vl;
+	ok(!memcmp(entry_str(e, &vl), "123", 3) && vl == 3, "the value is intact");
+	ok(store_set_expire_locked(s, 0, &e, NOW + 1000) >= 0 && entry_string_is_raw(e) &&
+		   entry_expire(e) == NOW + 1000,
+	   "a TTL keeps the mark");
+	v = store_string_resize_locked(s, 0, &e, 300);
+	ok(v && entry_string_is_raw(e) && !memcmp(v, "123", 3), "a resize across classes keeps it");
+	v = store_string_resize_locked(s, 0, &e, 3);
+	ok(v && entry_string_is_raw(e), "and back");
+	store_unlock(s, sh);
+
+	/* a snapshot taken now keeps the marked entry whole */
+	ok(store_snap_begin(s, NULL, NULL) == 0, "snapshot begins");
+	store_thread_write_intent(true);
+	store_lock(s, sh);
+	e = store_find_locked(s, 0, "k", 1, NOW, 0);
+	v = store_string_resize_locked(s, 0, &e, 5);
+	memcpy(v + 3, "45", 2);
+	store_unlock(s, sh);
+	store_thread_write_intent(false);
+	char seen[64] = "";
+	for (unsigned i = 0; i < store_shard_count(s); i++)
+		store_snap_dump(s, i, snap_collect, seen); /* locks the shard itself */
+	store_snap_end(s);
+	is_str(seen, "123|raw", "the snapshot has the pre-image, mark and all bytes");
+
+	store_lock(s, sh);
+	e = store_find_locked(s, 0, "k", 1, NOW, 0);
+	ok(store_copy_locked(s, 0, e, 1, "k", 1) == 0, "copy to db 1");
+	struct entry *c = store_find_locked(s, 1, "k", 1, NOW, 0);
+	ok(c && entry_string_is_raw(c) && !memcmp(entry_str(c, &vl), "12345", 5), "a copy is raw too");
+	v = store_string_overwrite_locked(s, 0, &e, 2);
+	memcpy(v, "77", 2);
+	is_str(entry_encoding(s, e), "int", "a whole new value is judged by its content again");
+	store_unlock(s, sh);
+	store_destroy(s);
+}
+
 static void test_memory_baseline(void)
 {
 	struct store *s = store_create(16, 10);
@@ -903,6 +964,7 @@ int main(void)
 	test_whole();
 	test_rename_copy();
 	test_resize_string();
+	test_raw_mark();
 	test_memory_baseline();
 	test_evict();
 	test_swapdb_all_locks();

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/tap.h"
 #include "zarisd/core/util.h"
@@ -86,5 +87,31 @@ int main(void)
 	ok(zr_parse_memory("1k", &m) && m == 1000, "1k is 1000 (Redis)");
 	ok(zr_parse_memory("100", &m) && m == 100, "bare bytes");
 	ok(!zr_parse_memory("12xb", &m) && !zr_parse_memory("mb", &m), "bad units rejected");
+
+	/* the command clock (TSC-scaled where invariant): it keeps pace with
+	 * CLOCK_MONOTONIC, never goes back on one thread, and gives the wall
+	 * clock through zr_wall_ms_at. Bounds are loose: a loaded machine may
+	 * stretch a sleep, never shrink it. */
+	int64_t c0 = zr_clock_us(), m0 = zr_mono_us();
+	bool mono = true;
+	int64_t prev = c0;
+	for (int i = 0; i < 100000; i++) {
+		int64_t t = zr_clock_us();
+		if (t < prev)
+			mono = false;
+		prev = t;
+	}
+	ok(mono, "command clock: never goes back on one thread");
+	struct timespec nap = { 0, 30 * 1000 * 1000 };
+	nanosleep(&nap, NULL);
+	int64_t dc = zr_clock_us() - c0, dm = zr_mono_us() - m0;
+	ok(dc >= 29000 && dc <= dm + dm / 10 + 5000 && dc >= dm - dm / 10 - 5000,
+	   "command clock: 30 ms of sleep read as CLOCK_MONOTONIC reads it (%lld us vs %lld us)",
+	   (long long)dc, (long long)dm);
+	int64_t w0 = zr_time_ms();
+	int64_t w = zr_wall_ms_at(zr_clock_us());
+	int64_t w1 = zr_time_ms();
+	ok(w >= w0 - 1 && w <= w1 + 1, "zr_wall_ms_at: the wall clock in ms (%lld in [%lld, %lld])",
+	   (long long)w, (long long)w0, (long long)w1);
 	return done_testing();
 }

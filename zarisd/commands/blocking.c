@@ -325,6 +325,17 @@ bool blocking_parse_timeout(struct client *c, int i, int64_t *deadline_ms)
 	return true;
 }
 
+void blocking_timeout_null_array(struct obuf *out, const void *arg)
+{
+	(void)arg;
+	reply_null_array(out);
+}
+
+void blocking_free_zr(void *arg)
+{
+	zr_free(arg);
+}
+
 bool blocking_allowed(const struct client *c)
 {
 	return !(c->flags & CLIENT_IN_EXEC);
@@ -408,16 +419,9 @@ struct ready_key {
 static __thread struct ready_key *ready;
 static __thread int nready, ready_cap;
 
-void blocking_signal_key(struct server *srv, unsigned db, const char *key, size_t klen)
+/* Notes KEY of DB (which has waiters) as ready, once. */
+static void ready_add(unsigned db, unsigned shard, uint64_t hash, const char *key, size_t klen)
 {
-	(void)srv;
-	struct blocking *b = state_get();
-	if (!b || atomic_load_explicit(&b->blocked, memory_order_relaxed) == 0)
-		return;
-	uint64_t hash = store_hash(key, klen);
-	unsigned shard = store_shard_of_hash(b->store, hash);
-	if (!key_find(&b->shards[shard], db, key, klen, hash))
-		return;
 	for (int i = 0; i < nready; i++)
 		if (ready[i].db == db && ready[i].klen == klen && !memcmp(ready[i].key, key, klen))
 			return;
@@ -429,6 +433,38 @@ void blocking_signal_key(struct server *srv, unsigned db, const char *key, size_
 		.db = db, .shard = shard, .hash = hash, .klen = klen, .key = zr_malloc(klen ? klen : 1)
 	};
 	memcpy(ready[nready - 1].key, key, klen);
+}
+
+void blocking_signal_key(struct server *srv, unsigned db, const char *key, size_t klen)
+{
+	(void)srv;
+	struct blocking *b = state_get();
+	if (!b || atomic_load_explicit(&b->blocked, memory_order_relaxed) == 0)
+		return;
+	uint64_t hash = store_hash(key, klen);
+	unsigned shard = store_shard_of_hash(b->store, hash);
+	if (key_find(&b->shards[shard], db, key, klen, hash))
+		ready_add(db, shard, hash, key, klen);
+}
+
+void blocking_signal_db(struct server *srv, unsigned db)
+{
+	(void)srv;
+	struct blocking *b = state_get();
+	if (!b || atomic_load_explicit(&b->blocked, memory_order_relaxed) == 0)
+		return;
+	/* Every shard's table, one lock at a time (a no-op lock inside an
+	 * EXEC that holds them all): waiters that arrive meanwhile found
+	 * their keys empty under the same lock, after the swap. */
+	for (unsigned i = 0; i < b->nshards; i++) {
+		struct bw_shard *sh = &b->shards[i];
+		store_lock(b->store, i);
+		for (uint32_t j = 0; j < sh->nbuckets; j++)
+			for (struct bw_key *k = sh->buckets[j]; k; k = k->hnext)
+				if (k->db == db)
+					ready_add(db, i, k->hash, k->key, k->klen);
+		store_unlock(b->store, i);
+	}
 }
 
 /* The first waiter of K still waiting (NULL when none). */

@@ -47,8 +47,8 @@
  *
  * Threads: blocking_block, blocking_client_gone, blocking_cron run on the
  * client's own worker; blocking_signal_key under the key's shard lock on
- * any worker; blocking_serve_ready, blocking_unblock, blocking_count on any
- * worker holding no shard lock.
+ * any worker; blocking_signal_db, blocking_serve_ready, blocking_unblock,
+ * blocking_count on any worker holding no shard lock.
  */
 #ifndef ZR_BLOCKING_H
 #define ZR_BLOCKING_H
@@ -100,6 +100,11 @@ struct blocking_ops {
 	void (*free_arg)(void *arg);
 };
 
+/* Ready-made blocking_ops parts: a timeout that replies a null array
+ * (BLPOP, BZPOPMIN, BLMPOP ...) and a free_arg for a zr_malloc'd ARG. */
+void blocking_timeout_null_array(struct obuf *out, const void *arg);
+void blocking_free_zr(void *arg);
+
 /* Parses argv[I] as a blocking timeout in seconds (Redis 7.0: a long
  * double, times 1000 rounded up to ms, 0 = forever) into an absolute
  * deadline in unix ms (0 = forever). False after replying "ERR timeout is
@@ -127,6 +132,11 @@ bool blocking_claim(struct blocking_serve *bs);
 /* KEY of DB may have received elements (push, LMOVE destination, ZADD,
  * ...). Caller holds KEY's shard lock. Cheap when nobody waits on it. */
 void blocking_signal_key(struct server *srv, unsigned db, const char *key, size_t klen);
+
+/* Signals every key of DB that has waiters (SWAPDB: the database's
+ * contents changed under them; Redis's scanDatabaseForReadyKeys). Call
+ * holding no shard lock, or inside EXEC's store_lock_all(). */
+void blocking_signal_db(struct server *srv, unsigned db);
 
 /* Serves the waiters of every key the calling thread signalled since its
  * last call. Call holding no shard lock (the dispatcher, after each

@@ -37,35 +37,6 @@
 
 /* --- helpers ------------------------------------------------------------------ */
 
-static struct entry *lookup_read(struct client *c, int argi)
-{
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms, 0);
-}
-
-static struct entry *lookup_write(struct client *c, int argi)
-{
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms,
-				 STORE_LOOKUP_NOSTATS);
-}
-
-static bool is_string_or_reply(struct client *c, const struct entry *e)
-{
-	if (entry_type(e) == STORE_TYPE_STRING)
-		return true;
-	reply_error(&c->out, ERR_WRONGTYPE);
-	return false;
-}
-
-/* Redis compares option words as C strings: an argument stops at its first
- * NUL byte. */
-static bool opt_is(const struct client *c, int i, const char *lit)
-{
-	const char *p = c->argv[i].ptr;
-	size_t len = c->argv[i].len;
-	const char *nul = memchr(p, '\0', len);
-	return zr_eq_nocase(p, nul ? (size_t)(nul - p) : len, lit);
-}
-
 /* getBitOffsetFromArgument: argv[I] as a bit offset, below 8 ×
  * proto-max-bulk-len. With HASH (BITFIELD) "#N" means N × BITS. false after
  * replying. */
@@ -98,11 +69,11 @@ static uint8_t *bit_string_or_reply(struct client *c, uint64_t maxbit, struct en
 {
 	struct store *s = c->srv->store;
 	size_t need = (size_t)(maxbit >> 3) + 1;
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	bool created = false;
 	size_t olen = 0;
 	if (e) {
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			return NULL;
 		entry_str(e, &olen);
 	} else {
@@ -143,9 +114,9 @@ void cmd_setbit(struct client *c)
 	unsigned shift = 7 - (unsigned)(off & 7);
 
 	/* Nothing to write when the bit is already there. */
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	if (e) {
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			return;
 		size_t len;
 		const uint8_t *v = (const uint8_t *)entry_str(e, &len);
@@ -168,12 +139,12 @@ void cmd_getbit(struct client *c)
 	uint64_t off;
 	if (!bit_offset_or_reply(c, 2, false, 0, &off))
 		return;
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_long(&c->out, 0);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t len;
 	const uint8_t *v = (const uint8_t *)entry_str(e, &len);
@@ -186,9 +157,9 @@ void cmd_getbit(struct client *c)
 /* Parses the BYTE|BIT word at argv[I]; false after a syntax error. */
 static bool range_unit_or_reply(struct client *c, int i, bool *isbit)
 {
-	if (opt_is(c, i, "bit"))
+	if (cmd_opt_is(c, i, "bit"))
 		*isbit = true;
-	else if (opt_is(c, i, "byte"))
+	else if (cmd_opt_is(c, i, "byte"))
 		*isbit = false;
 	else {
 		reply_error(&c->out, ERR_SYNTAX);
@@ -215,12 +186,12 @@ static void clamp_range(long long *start, long long *end, long long totlen)
 
 void cmd_bitcount(struct client *c)
 {
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_long(&c->out, 0);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t len;
 	const uint8_t *v = (const uint8_t *)entry_str(e, &len);
@@ -261,12 +232,12 @@ void cmd_bitpos(struct client *c)
 		return;
 	}
 	/* A missing key is an endless run of zeros. */
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_long(&c->out, bit ? -1 : 0);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t len;
 	const uint8_t *v = (const uint8_t *)entry_str(e, &len);
@@ -341,13 +312,13 @@ static void bitop_apply(enum bitop op, uint8_t *res, size_t maxlen, const uint8_
 void cmd_bitop(struct client *c)
 {
 	enum bitop op;
-	if (opt_is(c, 1, "and"))
+	if (cmd_opt_is(c, 1, "and"))
 		op = BITOP_AND;
-	else if (opt_is(c, 1, "or"))
+	else if (cmd_opt_is(c, 1, "or"))
 		op = BITOP_OR;
-	else if (opt_is(c, 1, "xor"))
+	else if (cmd_opt_is(c, 1, "xor"))
 		op = BITOP_XOR;
-	else if (opt_is(c, 1, "not"))
+	else if (cmd_opt_is(c, 1, "not"))
 		op = BITOP_NOT;
 	else {
 		reply_error(&c->out, ERR_SYNTAX);
@@ -365,12 +336,12 @@ void cmd_bitop(struct client *c)
 	size_t *lens = zr_malloc(sizeof(*lens) * (size_t)nsrc);
 	size_t maxlen = 0;
 	for (int j = 0; j < nsrc; j++) {
-		struct entry *e = lookup_read(c, 3 + j);
+		struct entry *e = cmd_lookup_read(c, 3 + j);
 		src[j] = (const uint8_t *)"";
 		lens[j] = 0;
 		if (!e)
 			continue;
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			goto out;
 		src[j] = (const uint8_t *)entry_str(e, &lens[j]);
 		if (lens[j] > maxlen)
@@ -395,8 +366,9 @@ void cmd_bitop(struct client *c)
 	else
 		for (int j = 1; j < nsrc; j++)
 			bitop_apply(op, res, maxlen, src[j], lens[j]);
+	/* Redis stores the result as a raw string (createObject) */
 	if (store_set_string_locked(s, c->db, c->argv[2].ptr, c->argv[2].len, (const char *)res, maxlen, -1,
-				    0, NULL) < 0)
+				    STORE_SET_RAW, NULL) < 0)
 		reply_error(&c->out, ERR_OOM);
 	else
 		reply_long(&c->out, (long long)maxlen);
@@ -455,19 +427,19 @@ static int bf_parse(struct client *c, struct bf_op *ops, bool *writes, uint64_t 
 	for (int j = 2; j < c->argc; j++) {
 		int rest = c->argc - j - 1;
 		enum bf_opcode opcode;
-		if (opt_is(c, j, "get") && rest >= 2) {
+		if (cmd_opt_is(c, j, "get") && rest >= 2) {
 			opcode = BF_GET;
-		} else if (opt_is(c, j, "set") && rest >= 3) {
+		} else if (cmd_opt_is(c, j, "set") && rest >= 3) {
 			opcode = BF_SET;
-		} else if (opt_is(c, j, "incrby") && rest >= 3) {
+		} else if (cmd_opt_is(c, j, "incrby") && rest >= 3) {
 			opcode = BF_INCRBY;
-		} else if (opt_is(c, j, "overflow") && rest >= 1) {
+		} else if (cmd_opt_is(c, j, "overflow") && rest >= 1) {
 			j++;
-			if (opt_is(c, j, "wrap"))
+			if (cmd_opt_is(c, j, "wrap"))
 				overflow = ZR_OVERFLOW_WRAP;
-			else if (opt_is(c, j, "sat"))
+			else if (cmd_opt_is(c, j, "sat"))
 				overflow = ZR_OVERFLOW_SAT;
-			else if (opt_is(c, j, "fail"))
+			else if (cmd_opt_is(c, j, "fail"))
 				overflow = ZR_OVERFLOW_FAIL;
 			else {
 				reply_error(&c->out, "ERR Invalid OVERFLOW type specified");
@@ -559,9 +531,9 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 	uint8_t *wp = NULL;
 	size_t len = 0;
 	if (!writes) {
-		struct entry *e = lookup_read(c, 1);
+		struct entry *e = cmd_lookup_read(c, 1);
 		if (e) {
-			if (!is_string_or_reply(c, e))
+			if (!cmd_is_string_or_reply(c, e))
 				goto out;
 			rp = (const uint8_t *)entry_str(e, &len);
 		}

@@ -4,6 +4,7 @@
  * first/last/step key positions, in Redis 7.0's reply shapes.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "zarisd/commands/client.h"
@@ -11,6 +12,7 @@
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/table.h"
+#include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 
@@ -46,7 +48,13 @@ enum acl_cat {
 	ACL_KEYSPACE,
 	ACL_READ,
 	ACL_WRITE,
+	ACL_SET,
+	ACL_SORTEDSET,
+	ACL_LIST,
+	ACL_HASH,
 	ACL_STRING,
+	ACL_BITMAP,
+	ACL_HYPERLOGLOG,
 	ACL_PUBSUB,
 	ACL_ADMIN,
 	ACL_FAST,
@@ -54,12 +62,29 @@ enum acl_cat {
 	ACL_BLOCKING,
 	ACL_DANGEROUS,
 	ACL_CONNECTION,
+	ACL_TRANSACTION,
 	ACL_COUNT
 };
 
 static const char *const acl_cat_names[ACL_COUNT] = {
-	"keyspace", "read", "write",	"string",    "pubsub",	   "admin",
-	"fast",	    "slow", "blocking", "dangerous", "connection",
+	[ACL_KEYSPACE] = "keyspace",
+	[ACL_READ] = "read",
+	[ACL_WRITE] = "write",
+	[ACL_SET] = "set",
+	[ACL_SORTEDSET] = "sortedset",
+	[ACL_LIST] = "list",
+	[ACL_HASH] = "hash",
+	[ACL_STRING] = "string",
+	[ACL_BITMAP] = "bitmap",
+	[ACL_HYPERLOGLOG] = "hyperloglog",
+	[ACL_PUBSUB] = "pubsub",
+	[ACL_ADMIN] = "admin",
+	[ACL_FAST] = "fast",
+	[ACL_SLOW] = "slow",
+	[ACL_BLOCKING] = "blocking",
+	[ACL_DANGEROUS] = "dangerous",
+	[ACL_CONNECTION] = "connection",
+	[ACL_TRANSACTION] = "transaction",
 };
 
 /* Which categories CMD belongs to: Redis's implicit ones from the flags
@@ -80,7 +105,14 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
 	out[ACL_READ] = f & CMD_READONLY;
 	out[ACL_WRITE] = f & CMD_WRITE;
+	/* a data type's group is its category */
+	out[ACL_SET] = !strcmp(group, "set");
+	out[ACL_SORTEDSET] = !strcmp(group, "sorted-set");
+	out[ACL_LIST] = !strcmp(group, "list");
+	out[ACL_HASH] = !strcmp(group, "hash");
 	out[ACL_STRING] = !strcmp(group, "string");
+	out[ACL_BITMAP] = !strcmp(group, "bitmap");
+	out[ACL_HYPERLOGLOG] = !strcmp(group, "hyperloglog");
 	out[ACL_PUBSUB] = (f & CMD_PUBSUB) || !strcmp(group, "pubsub");
 	out[ACL_ADMIN] = (f & CMD_ADMIN) || !strcmp(top, "lastsave");
 	out[ACL_FAST] = f & CMD_FAST;
@@ -89,32 +121,29 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	out[ACL_DANGEROUS] = (f & CMD_ADMIN) || ((f & CMD_WRITE) && (f & CMD_WHOLEDB)) ||
 			     !strcmp(top, "keys") || !strcmp(top, "info") || !strcmp(top, "lastsave");
 	out[ACL_CONNECTION] = !strcmp(group, "connection") || !strcmp(top, "command");
+	out[ACL_TRANSACTION] = !strcmp(group, "transactions");
 }
 
 static bool has_keys(const struct command *cmd)
 {
-	return cmd->first_key > 0;
+	return cmd->first_key > 0 || cmd->keynum_index > 0;
 }
 
 /* --- COMMAND INFO --------------------------------------------------------------- */
 
-static void reply_key_specs(struct obuf *o, const struct command *cmd)
+static void reply_spec_flags(struct obuf *o, const char *const *flags)
 {
-	if (!has_keys(cmd)) {
-		reply_set(o, 0);
-		return;
-	}
-	reply_set(o, 1);
-	reply_map(o, 3);
+	long n = 0;
+	while (flags[n])
+		n++;
 	reply_bulk_cstr(o, "flags");
-	reply_set(o, 2);
-	if (cmd->flags & CMD_READONLY) {
-		reply_simple(o, "RO");
-		reply_simple(o, "access");
-	} else {
-		reply_simple(o, "RW");
-		reply_simple(o, "update");
-	}
+	reply_set(o, n);
+	for (long i = 0; i < n; i++)
+		reply_simple(o, flags[i]);
+}
+
+static void reply_begin_search(struct obuf *o, int index)
+{
 	reply_bulk_cstr(o, "begin_search");
 	reply_map(o, 2);
 	reply_bulk_cstr(o, "type");
@@ -122,20 +151,59 @@ static void reply_key_specs(struct obuf *o, const struct command *cmd)
 	reply_bulk_cstr(o, "spec");
 	reply_map(o, 1);
 	reply_bulk_cstr(o, "index");
-	reply_long(o, cmd->first_key);
-	reply_bulk_cstr(o, "find_keys");
-	reply_map(o, 2);
-	reply_bulk_cstr(o, "type");
-	reply_bulk_cstr(o, "range");
-	reply_bulk_cstr(o, "spec");
-	reply_map(o, 3);
-	/* the range's last key is relative to the first (negative: from the end) */
-	reply_bulk_cstr(o, "lastkey");
-	reply_long(o, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
-	reply_bulk_cstr(o, "keystep");
-	reply_long(o, cmd->key_step);
-	reply_bulk_cstr(o, "limit");
-	reply_long(o, 0);
+	reply_long(o, index);
+}
+
+/* Key spec flags are derived from the row: read-only rows read their keys;
+ * a row with fixed keys before counted ones is a STORE form (ZUNIONSTORE:
+ * the destination is overwritten, the counted keys are read); counted
+ * keys of a write row are popped from (LMPOP, ZMPOP: Redis's "RW access
+ * delete"). */
+static void reply_key_specs(struct obuf *o, const struct command *cmd)
+{
+	static const char *const ro[] = { "RO", "access", NULL };
+	static const char *const rw[] = { "RW", "update", NULL };
+	static const char *const ow[] = { "OW", "update", NULL };
+	static const char *const pop[] = { "RW", "access", "delete", NULL };
+	bool readonly = cmd->flags & CMD_READONLY;
+	bool keynum = cmd->keynum_index > 0;
+	reply_set(o, (cmd->first_key > 0) + keynum);
+	if (cmd->first_key > 0) {
+		reply_map(o, 3);
+		reply_spec_flags(o, readonly ? ro : keynum ? ow : rw);
+		reply_begin_search(o, cmd->first_key);
+		reply_bulk_cstr(o, "find_keys");
+		reply_map(o, 2);
+		reply_bulk_cstr(o, "type");
+		reply_bulk_cstr(o, "range");
+		reply_bulk_cstr(o, "spec");
+		reply_map(o, 3);
+		/* the range's last key is relative to the first (negative: from the end) */
+		reply_bulk_cstr(o, "lastkey");
+		reply_long(o, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+		reply_bulk_cstr(o, "keystep");
+		reply_long(o, cmd->key_step);
+		reply_bulk_cstr(o, "limit");
+		reply_long(o, 0);
+	}
+	if (keynum) {
+		reply_map(o, 3);
+		reply_spec_flags(o, readonly || cmd->first_key > 0 ? ro : pop);
+		reply_begin_search(o, cmd->keynum_index);
+		reply_bulk_cstr(o, "find_keys");
+		reply_map(o, 2);
+		reply_bulk_cstr(o, "type");
+		reply_bulk_cstr(o, "keynum");
+		reply_bulk_cstr(o, "spec");
+		reply_map(o, 3);
+		/* positions relative to begin_search: the count is right there */
+		reply_bulk_cstr(o, "keynumidx");
+		reply_long(o, 0);
+		reply_bulk_cstr(o, "firstkey");
+		reply_long(o, cmd->keynum_first);
+		reply_bulk_cstr(o, "keystep");
+		reply_long(o, cmd->keynum_step);
+	}
 }
 
 static void reply_command_info(struct obuf *o, const struct command *cmd)
@@ -147,12 +215,16 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 	reply_long(o, cmd->arity);
 	long nflags = 0;
 	bool pure = is_pure_container(cmd);
+	/* keys found by a count argument move around: Redis adds "movablekeys" last */
+	bool movable = cmd->keynum_index > 0;
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
 		nflags += (cmd->flags & flag_names[i].flag) != 0;
-	reply_set(o, nflags);
+	reply_set(o, nflags + movable);
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
 		if (cmd->flags & flag_names[i].flag)
 			reply_simple(o, flag_names[i].name);
+	if (movable)
+		reply_simple(o, "movablekeys");
 	reply_long(o, cmd->first_key);
 	reply_long(o, cmd->last_key);
 	reply_long(o, cmd->key_step);
@@ -366,6 +438,57 @@ void cmd_command_list(struct client *c)
 
 /* --- COMMAND GETKEYS ----------------------------------------------------------------- */
 
+/* Redis 7.0's getKeysUsingKeySpecs: the fixed keys, then the counted
+ * ones, into POS (argc entries). Returns their number, or -1 when a spec
+ * does not fit ARGV. */
+static int keys_by_specs(const struct command *cmd, const struct resp_arg *argv, int argc, int *pos)
+{
+	int n = 0;
+	if (cmd->first_key > 0) {
+		int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+		int step = cmd->key_step > 0 ? cmd->key_step : 1;
+		if (last >= argc)
+			last = argc - 1;
+		if (cmd->first_key > last)
+			return -1;
+		for (int i = cmd->first_key; i <= last; i += step)
+			pos[n++] = i;
+	}
+	if (cmd->keynum_index > 0) {
+		int first, last;
+		if (!command_keynum_range(cmd, argv, argc, &first, &last))
+			return -1;
+		for (int i = first; i <= last; i += cmd->keynum_step > 0 ? cmd->keynum_step : 1)
+			pos[n++] = i;
+	}
+	return n;
+}
+
+/* What Redis 7.0 falls back to when a key spec does not fit: the
+ * command's getkeys procedure (genericGetKeys), which reads the count with
+ * atoi — so "2abc" and " 2" count 2 there — and lists the counted keys
+ * before the destination. POS has argc + 1 entries. Returns the number of
+ * keys (0 when the count is below 1 or too large). */
+static int keys_by_getkeys_proc(const struct command *cmd, const struct resp_arg *argv, int argc, int *pos)
+{
+	const struct resp_arg *a = &argv[cmd->keynum_index];
+	char *tmp = zr_malloc(a->len + 1);
+	memcpy(tmp, a->ptr, a->len);
+	tmp[a->len] = '\0';
+	int num = (int)strtol(tmp, NULL, 10); /* glibc's atoi */
+	zr_free(tmp);
+	int first = cmd->keynum_index + cmd->keynum_first;
+	int step = cmd->keynum_step > 0 ? cmd->keynum_step : 1;
+	if (num < 1 || num > (argc - first) / step)
+		return 0;
+	int n = 0;
+	for (int i = 0; i < num; i++)
+		pos[n++] = first + i * step;
+	if (cmd->first_key > 0)
+		pos[n++] = cmd->first_key;
+	return n;
+}
+
 void cmd_command_getkeys(struct client *c)
 {
 	const struct resp_arg *argv = c->argv + 2;
@@ -386,17 +509,18 @@ void cmd_command_getkeys(struct client *c)
 		reply_error(&c->out, "ERR Invalid number of arguments specified for command");
 		return;
 	}
-	int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-	int step = cmd->key_step > 0 ? cmd->key_step : 1;
-	if (last >= argc)
-		last = argc - 1;
-	if (cmd->first_key > last) {
+	int *pos = zr_malloc(sizeof(int) * ((size_t)argc + 1));
+	int n = keys_by_specs(cmd, argv, argc, pos);
+	if (n < 0 && cmd->keynum_index > 0)
+		n = keys_by_getkeys_proc(cmd, argv, argc, pos);
+	if (n <= 0) {
 		reply_error(&c->out, "ERR Invalid arguments specified for command");
-		return;
+	} else {
+		reply_array(&c->out, n);
+		for (int i = 0; i < n; i++)
+			reply_bulk(&c->out, argv[pos[i]].ptr, argv[pos[i]].len);
 	}
-	reply_array(&c->out, (last - cmd->first_key) / step + 1);
-	for (int i = cmd->first_key; i <= last; i += step)
-		reply_bulk(&c->out, argv[i].ptr, argv[i].len);
+	zr_free(pos);
 }
 
 void cmd_command_help(struct client *c)

@@ -9,8 +9,6 @@
  * deleted (Redis semantics). The listpack limits are read from the
  * settings once per command.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -23,6 +21,7 @@
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
+#include "zarisd/commands/scanutil.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -35,11 +34,9 @@
 #define ERR_HASH_NOT_INTEGER "ERR hash value is not an integer"
 #define ERR_HASH_NOT_FLOAT "ERR hash value is not a float"
 #define ERR_NAN_OR_INF "ERR value is NaN or Infinity"
-#define ERR_FLOAT_NAN_INF "ERR increment would produce NaN or Infinity"
 #define ERR_OUT_OF_RANGE "ERR value is out of range"
 #define ERR_LONG_RANGE \
 	"ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-#define ERR_INVALID_CURSOR "ERR invalid cursor"
 
 /* --- helpers ------------------------------------------------------------------ */
 
@@ -243,12 +240,8 @@ void cmd_hincrby(struct client *c)
 		reply_error(&c->out, ERR_HASH_NOT_INTEGER);
 		return;
 	}
-	if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-	    (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-		reply_error(&c->out, ERR_OVERFLOW);
+	if (!cmd_incr_ll_or_reply(c, value, incr, &value))
 		return;
-	}
-	value += incr;
 	char buf[ZR_LONG_STR_SIZE];
 	size_t n = zr_ll_to_str(buf, value);
 	uint64_t errors = c->out.errors;
@@ -276,13 +269,10 @@ void cmd_hincrbyfloat(struct client *c)
 		reply_error(&c->out, ERR_HASH_NOT_FLOAT);
 		return;
 	}
-	value += incr;
-	if (isnan(value) || isinf(value)) {
-		reply_error(&c->out, ERR_FLOAT_NAN_INF);
-		return;
-	}
 	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
-	size_t n = zr_ld_to_str(buf, sizeof(buf), value);
+	size_t n;
+	if (!cmd_incr_ld_or_reply(c, value, incr, buf, &n))
+		return;
 	uint64_t errors = c->out.errors;
 	store_field(c, e, h ? h : hash_new(), buf, n, "hincrbyfloat");
 	if (c->out.errors == errors)
@@ -538,103 +528,30 @@ void cmd_hrandfield(struct client *c)
 
 /* --- HSCAN ------------------------------------------------------------------------ */
 
-/* Pairs collected by one scan step: the reply needs the cursor first. The
- * hash is not modified meanwhile, so the pointers stay valid. */
-struct scan_ctx {
-	const char *pat;
-	size_t plen;
-	bool use_pat;
-	struct pair_ref *items;
-	size_t n, cap;
-	size_t visited; /* pairs seen, matching or not (what COUNT bounds) */
-};
-
 static void scan_visit(const char *f, size_t flen, const char *v, size_t vlen, void *arg)
 {
-	struct scan_ctx *sc = arg;
-	sc->visited++;
-	if (sc->use_pat && !zr_glob_match(sc->pat, sc->plen, f, flen, false))
-		return;
-	if (sc->n == sc->cap) {
-		sc->cap = sc->cap ? sc->cap * 2 : 16;
-		sc->items = zr_realloc(sc->items, sizeof(*sc->items) * sc->cap);
-	}
-	sc->items[sc->n++] = (struct pair_ref){ f, v, flen, vlen };
-}
-
-/* parseScanCursorOrReply: strtoull over the whole argument. */
-static bool scan_cursor(struct client *c, int i, uint64_t *out)
-{
-	char tmp[32];
-	size_t len;
-	const char *p = cmd_arg(c, i, &len);
-	/* "" is cursor 0 for Redis too (strtoul accepts it) */
-	if (len >= sizeof(tmp) || (len && isspace((unsigned char)p[0])))
-		goto bad;
-	memcpy(tmp, p, len);
-	tmp[len] = '\0';
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(tmp, &end, 10);
-	if (*end != '\0' || errno == ERANGE)
-		goto bad;
-	*out = v;
-	return true;
-bad:
-	reply_error(&c->out, ERR_INVALID_CURSOR);
-	return false;
+	scan_offer_pair(arg, f, flen, v, vlen);
 }
 
 void cmd_hscan(struct client *c)
 {
 	uint64_t cursor;
-	if (!scan_cursor(c, 2, &cursor))
+	if (!scan_arg_cursor(c, 2, &cursor))
 		return;
 	struct entry *e;
 	struct hash *h;
 	if (!lookup(c, false, &e, &h))
 		return;
 	if (!h) {
-		reply_array(&c->out, 2);
-		reply_bulk(&c->out, "0", 1);
-		reply_array(&c->out, 0);
+		scan_reply_empty(c);
 		return;
 	}
-	long long count = 10;
-	struct scan_ctx sc = { 0 };
-	for (int i = 3; i < c->argc; i += 2) {
-		bool has_val = c->argc - i >= 2;
-		if (cmd_arg_is(c, i, "count") && has_val) {
-			if (!cmd_arg_ll(c, i + 1, &count, NULL))
-				return;
-			if (count < 1) {
-				reply_error(&c->out, ERR_SYNTAX);
-				return;
-			}
-		} else if (cmd_arg_is(c, i, "match") && has_val) {
-			sc.pat = cmd_arg(c, i + 1, &sc.plen);
-			sc.use_pat = !(sc.plen == 1 && sc.pat[0] == '*');
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return;
-		}
-	}
-	if (h->enc == HASH_ENC_LISTPACK) {
-		cursor = hash_scan(h, cursor, scan_visit, &sc);
-	} else {
-		/* Redis counts fields and values against COUNT, and bounds the
-		 * buckets visited so a sparse MATCH cannot run forever. */
-		long long iterations = count * 10;
-		do
-			cursor = hash_scan(h, cursor, scan_visit, &sc);
-		while (cursor && iterations-- > 0 && (long long)sc.visited * 2 < count);
-	}
-	reply_array(&c->out, 2);
-	reply_bulk_ll(&c->out, (long long)cursor);
-	reply_array(&c->out, (long)sc.n * 2);
-	for (size_t i = 0; i < sc.n; i++) {
-		reply_bulk(&c->out, sc.items[i].f, sc.items[i].flen);
-		reply_bulk(&c->out, sc.items[i].v, sc.items[i].vlen);
-	}
-	zr_free(sc.items);
+	struct scan_out so;
+	if (!scan_arg_opts(c, 3, false, &so))
+		return;
+	/* a listpack returns everything in one step, with cursor 0 */
+	do
+		cursor = hash_scan(h, cursor, scan_visit, &so);
+	while (scan_more(&so, cursor));
+	scan_reply(c, cursor, &so);
 }

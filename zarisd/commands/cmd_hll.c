@@ -33,17 +33,6 @@
 
 /* --- helpers ------------------------------------------------------------------ */
 
-static struct entry *lookup_read(struct client *c, int argi)
-{
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms, 0);
-}
-
-static struct entry *lookup_write(struct client *c, int argi)
-{
-	return store_find_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms,
-				 STORE_LOOKUP_NOSTATS);
-}
-
 static size_t sparse_max(const struct client *c)
 {
 	long long v = atomic_load_explicit(&c->srv->cfg->hll_sparse_max_bytes, memory_order_relaxed);
@@ -80,11 +69,12 @@ static bool write_back_or_reply(struct client *c, struct entry **e, const struct
 	return true;
 }
 
-/* Creates argv[KEYI] holding H's bytes; false after replying -OOM. */
+/* Creates argv[KEYI] holding H's bytes (raw, as Redis's createHLLObject);
+ * false after replying -OOM. */
 static bool create_or_reply(struct client *c, int keyi, const struct hll *h)
 {
 	if (store_set_string_locked(c->srv->store, c->db, c->argv[keyi].ptr, c->argv[keyi].len,
-				    (const char *)h->p, h->len, -1, 0, NULL) < 0) {
+				    (const char *)h->p, h->len, -1, STORE_SET_RAW, NULL) < 0) {
 		reply_error(&c->out, ERR_OOM);
 		return false;
 	}
@@ -119,7 +109,7 @@ static void pfadd_dense(struct client *c, struct entry *e, const uint8_t *v)
 
 void cmd_pfadd(struct client *c)
 {
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	const uint8_t *v = NULL;
 	size_t vlen = 0;
 	if (e) {
@@ -167,7 +157,7 @@ out:
 static bool union_or_reply(struct client *c, int from, uint8_t *max, bool *dense)
 {
 	for (int j = from; j < c->argc; j++) {
-		struct entry *e = lookup_read(c, j);
+		struct entry *e = cmd_lookup_read(c, j);
 		if (!e)
 			continue;
 		size_t len;
@@ -194,7 +184,7 @@ void cmd_pfcount(struct client *c)
 		return;
 	}
 
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_long(&c->out, 0);
 		return;
@@ -231,7 +221,7 @@ void cmd_pfmerge(struct client *c)
 	if (!union_or_reply(c, 1, max, &dense))
 		goto out;
 
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	if (e) {
 		size_t len;
 		const uint8_t *p = (const uint8_t *)entry_str(e, &len); /* checked valid above */
@@ -261,7 +251,7 @@ out:
  * sparse value dense, as in Redis. */
 void cmd_pfdebug(struct client *c)
 {
-	struct entry *e = lookup_write(c, 2);
+	struct entry *e = cmd_lookup_write(c, 2);
 	if (!e) {
 		reply_error(&c->out, "ERR The specified key does not exist");
 		return;

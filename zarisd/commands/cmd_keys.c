@@ -12,19 +12,19 @@
  * whole-keyspace functions, which lock shard by shard. Entry pointers die
  * with the locks and when the store says an entry may move.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
+#include "zarisd/commands/scanutil.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -33,7 +33,6 @@
 #include "zarisd/store/store.h"
 
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
-#define ERR_INVALID_CURSOR "ERR invalid cursor"
 #define ERR_LFU_NOT_SELECTED                                                                                \
 	"ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when " \
 	"switching between policies at runtime LRU and LFU data will take some time to adjust."
@@ -301,6 +300,14 @@ static bool same_arg(const struct client *c, int a, int b)
 	       memcmp(c->argv[a].ptr, c->argv[b].ptr, c->argv[a].len) == 0;
 }
 
+/* dbAdd's signalKeyAsReady: a list or sorted set that lands on argv[ARGI]
+ * of DB may serve clients blocked on that key (after the command). */
+static void signal_ready(struct client *c, enum store_type type, unsigned db, int argi)
+{
+	if (type == STORE_TYPE_LIST || type == STORE_TYPE_ZSET)
+		blocking_signal_key(c->srv, db, c->argv[argi].ptr, c->argv[argi].len);
+}
+
 static void rename_generic(struct client *c, bool nx)
 {
 	struct entry *e = lookup(c, c->db, 1, STORE_LOOKUP_NOSTATS);
@@ -323,10 +330,12 @@ static void rename_generic(struct client *c, bool nx)
 	/* The lookup of the destination may have deleted an expired key in
 	 * the same shard; E itself stays valid (entries never move on a
 	 * table change). */
+	enum store_type type = entry_type(e);
 	if (store_rename_locked(c->srv->store, c->db, e, c->db, c->argv[2].ptr, c->argv[2].len) < 0) {
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	signal_ready(c, type, c->db, 2);
 	notify_arg(c, "rename_from", 1, c->db);
 	notify_arg(c, "rename_to", 2, c->db);
 	if (nx)
@@ -374,10 +383,12 @@ void cmd_copy(struct client *c)
 		reply_long(&c->out, 0);
 		return;
 	}
+	enum store_type type = entry_type(e);
 	if (store_copy_locked(c->srv->store, c->db, e, dst, c->argv[2].ptr, c->argv[2].len) < 0) {
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	signal_ready(c, type, dst, 2);
 	notify_arg(c, "copy_to", 2, dst);
 	reply_long(&c->out, 1);
 }
@@ -396,10 +407,12 @@ void cmd_move(struct client *c)
 		reply_long(&c->out, 0);
 		return;
 	}
+	enum store_type type = entry_type(e);
 	if (store_rename_locked(c->srv->store, c->db, e, dst, c->argv[1].ptr, c->argv[1].len) < 0) {
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	signal_ready(c, type, dst, 1);
 	notify_arg(c, "move_from", 1, c->db);
 	notify_arg(c, "move_to", 1, dst);
 	reply_long(&c->out, 1);
@@ -457,108 +470,29 @@ void cmd_keys(struct client *c)
 	reply_set_deferred(&c->out, &d, REPLY_AGG_ARRAY, k.n);
 }
 
-/* Keys collected by a SCAN step: the reply needs the cursor first, so
- * they are copied out (entries die with the shard lock). */
-struct scan_ctx {
-	const char *pat;
-	size_t plen;
-	bool use_pat;
-	const char *type;
-	size_t tlen;
-	char *buf; /* [u32 len][bytes]... */
-	size_t used, cap;
-	long n;
-};
-
+/* SCAN: the keys are copied out by scan_offer (entries die with the
+ * shard lock). */
 static void scan_visit(const struct entry *e, void *arg)
 {
-	struct scan_ctx *sc = arg;
+	struct scan_out *so = arg;
 	size_t klen;
 	const char *key = entry_key(e, &klen);
-	if (sc->use_pat && !zr_glob_match(sc->pat, sc->plen, key, klen, false))
-		return;
-	if (sc->type && !zr_eq_nocase(sc->type, sc->tlen, type_names[entry_type(e)]))
-		return;
-	size_t need = sizeof(uint32_t) + klen;
-	if (sc->used + need > sc->cap) {
-		size_t cap = sc->cap ? sc->cap : 1024;
-		while (cap < sc->used + need)
-			cap *= 2;
-		sc->buf = zr_realloc(sc->buf, cap);
-		sc->cap = cap;
-	}
-	uint32_t l = (uint32_t)klen;
-	memcpy(sc->buf + sc->used, &l, sizeof(l));
-	memcpy(sc->buf + sc->used + sizeof(l), key, klen);
-	sc->used += need;
-	sc->n++;
-}
-
-/* parseScanCursorOrReply: strtoul over the whole argument. */
-static bool scan_cursor(struct client *c, uint64_t *out)
-{
-	char tmp[32];
-	size_t len;
-	const char *p = cmd_arg(c, 1, &len);
-	if (len == 0 || len >= sizeof(tmp) || isspace((unsigned char)p[0]))
-		goto bad;
-	memcpy(tmp, p, len);
-	tmp[len] = '\0';
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(tmp, &end, 10);
-	if (*end != '\0' || errno == ERANGE)
-		goto bad;
-	*out = v;
-	return true;
-bad:
-	reply_error(&c->out, ERR_INVALID_CURSOR);
-	return false;
+	if (!scan_type_ok(so, type_names[entry_type(e)]))
+		scan_skip(so);
+	else
+		scan_offer(so, key, klen);
 }
 
 void cmd_scan(struct client *c)
 {
 	uint64_t cursor;
-	if (!scan_cursor(c, &cursor))
+	struct scan_out so;
+	if (!scan_arg_cursor(c, 1, &cursor) || !scan_arg_opts(c, 2, true, &so))
 		return;
-	long long count = 10;
-	struct scan_ctx sc = { 0 };
-	for (int i = 2; i < c->argc;) {
-		bool has_val = c->argc - i >= 2;
-		if (cmd_arg_is(c, i, "count") && has_val) {
-			if (!cmd_arg_ll(c, i + 1, &count, NULL))
-				return;
-			if (count < 1) {
-				reply_error(&c->out, ERR_SYNTAX);
-				return;
-			}
-		} else if (cmd_arg_is(c, i, "match") && has_val) {
-			sc.pat = cmd_arg(c, i + 1, &sc.plen);
-			sc.use_pat = !(sc.plen == 1 && sc.pat[0] == '*');
-		} else if (cmd_arg_is(c, i, "type") && has_val) {
-			/* Redis 7.0: an unknown type name simply matches nothing. */
-			sc.type = cmd_arg(c, i + 1, &sc.tlen);
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return;
-		}
-		i += 2;
-	}
-	long long iterations = count * 10;
 	do
-		cursor = store_scan(c->srv->store, c->db, cursor, c->now_ms, scan_visit, &sc);
-	while (cursor && iterations-- > 0 && sc.n < count);
-
-	reply_array(&c->out, 2);
-	reply_bulk_ll(&c->out, (long long)cursor);
-	reply_array(&c->out, sc.n);
-	for (size_t off = 0; off < sc.used;) {
-		uint32_t l;
-		memcpy(&l, sc.buf + off, sizeof(l));
-		reply_bulk(&c->out, sc.buf + off + sizeof(l), l);
-		off += sizeof(l) + l;
-	}
-	zr_free(sc.buf);
+		cursor = store_scan(c->srv->store, c->db, cursor, c->now_ms, scan_visit, &so);
+	while (scan_more(&so, cursor));
+	scan_reply(c, cursor, &so);
 }
 
 struct random_ctx {
@@ -633,6 +567,10 @@ void cmd_swapdb(struct client *c)
 		return;
 	}
 	store_swapdb(c->srv->store, (unsigned)a, (unsigned)b);
+	/* clients blocked in either database may find their key filled now */
+	blocking_signal_db(c->srv, (unsigned)a);
+	if (b != a)
+		blocking_signal_db(c->srv, (unsigned)b);
 	reply_ok(&c->out);
 }
 

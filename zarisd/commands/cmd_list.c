@@ -156,9 +156,9 @@ out_free:
 /* "LEFT"/"RIGHT" of argv[I]; false after a syntax error reply. */
 static bool parse_where(struct client *c, int i, enum list_where *w)
 {
-	if (cmd_arg_is(c, i, "left"))
+	if (cmd_opt_is(c, i, "left"))
 		*w = LIST_HEAD;
-	else if (cmd_arg_is(c, i, "right"))
+	else if (cmd_opt_is(c, i, "right"))
 		*w = LIST_TAIL;
 	else {
 		reply_error(&c->out, ERR_SYNTAX);
@@ -554,28 +554,10 @@ void cmd_rpoplpush(struct client *c)
  * False after replying the error. */
 static bool parse_mpop(struct client *c, int nk, long long *numkeys, enum list_where *where, long long *count)
 {
-	if (!cmd_arg_ll_range(c, nk, 1, LONG_MAX, numkeys, "ERR numkeys should be greater than 0"))
+	int w;
+	if (!cmd_arg_mpop(c, nk, "left", "right", numkeys, &w, count))
 		return false;
-	if (*numkeys > c->argc - nk - 2) {
-		reply_error(&c->out, ERR_SYNTAX);
-		return false;
-	}
-	int wi = nk + (int)*numkeys + 1;
-	if (!parse_where(c, wi, where))
-		return false;
-	*count = -1;
-	for (int j = wi + 1; j < c->argc; j++) {
-		if (*count == -1 && cmd_arg_is(c, j, "count") && j + 1 < c->argc) {
-			if (!cmd_arg_ll_range(c, ++j, 1, LONG_MAX, count,
-					      "ERR count should be greater than 0"))
-				return false;
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return false;
-		}
-	}
-	if (*count == -1)
-		*count = 1;
+	*where = w ? LIST_TAIL : LIST_HEAD;
 	return true;
 }
 
@@ -640,22 +622,11 @@ static enum blocking_serve_result serve_pop(struct blocking_serve *bs)
 	return BLOCKING_SERVED;
 }
 
-static void timeout_null_array(struct obuf *out, const void *arg)
-{
-	(void)arg;
-	reply_null_array(out);
-}
-
-static void free_arg(void *arg)
-{
-	zr_free(arg);
-}
-
 static const struct blocking_ops bpop_ops = {
 	.serve = serve_pop,
 	.second_key = NULL,
-	.timeout_reply = timeout_null_array,
-	.free_arg = free_arg,
+	.timeout_reply = blocking_timeout_null_array,
+	.free_arg = blocking_free_zr,
 };
 
 static void block_pop(struct client *c, int first, int nkeys, int64_t deadline, enum list_where where,
@@ -753,8 +724,8 @@ static const struct blocking_ops bmove_ops = {
 	.second_key = bmove_second_key,
 	/* Redis 7.0 times out every list pop with a null array, BLMOVE too
 	 * (RESP2 *-1), though its non-blocking form answers a null bulk */
-	.timeout_reply = timeout_null_array,
-	.free_arg = free_arg,
+	.timeout_reply = blocking_timeout_null_array,
+	.free_arg = blocking_free_zr,
 };
 
 static void bmove_generic(struct client *c, enum list_where from, enum list_where to, int timeout_arg)

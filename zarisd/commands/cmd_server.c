@@ -18,6 +18,7 @@
 #include "zarisd/commands/slowlog.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/util.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
@@ -168,6 +169,19 @@ static void debug_protocol(struct client *c)
 	}
 }
 
+/* persist: a test hook for the log's back-pressure (persist.h) */
+static void debug_journal_stall(struct client *c)
+{
+	long long ms, limit = 0;
+	if (!cmd_arg_ll_range(c, 2, 0, 3600000, &ms, "ERR value is out of range") ||
+	    (c->argc == 4 && !cmd_arg_ll_range(c, 3, 0, LLONG_MAX, &limit, "ERR value is out of range")))
+		return;
+	if (persist_debug_journal(c->srv, ms, limit) < 0)
+		reply_error(&c->out, "ERR the append-only log is off");
+	else
+		reply_ok(&c->out);
+}
+
 static void debug_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -181,6 +195,9 @@ static void debug_help(struct client *c)
 		"    true, false.",
 		"SLEEP <seconds>",
 		"    Stop the server for <seconds>. Decimals allowed.",
+		"JOURNAL-STALL <ms> [<limit>]",
+		"    Make the append-only log writer sleep <ms> before its next write (a slow",
+		"    disk); <limit> > 0 sets the log buffer bound in bytes (zarisd only).",
 		NULL,
 	};
 	cmd_reply_help(c, help);
@@ -196,6 +213,8 @@ void cmd_debug(struct client *c)
 		debug_object(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "protocol"))
 		debug_protocol(c);
+	else if ((c->argc == 3 || c->argc == 4) && cmd_arg_is(c, 1, "journal-stall"))
+		debug_journal_stall(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "log")) {
 		zr_log(ZR_LOG_WARNING, "DEBUG LOG: %.*s", (int)c->argv[2].len, c->argv[2].ptr);
 		reply_ok(&c->out);

@@ -12,8 +12,6 @@
  * of the algebra are built like 7.0 builds them (an intset-encoded set fed
  * member by member), so a stored result gets 7.0's encoding.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,6 +23,7 @@
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
+#include "zarisd/commands/scanutil.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -37,7 +36,6 @@
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_LONG_RANGE \
 	"ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-#define ERR_INVALID_CURSOR "ERR invalid cursor"
 #define ERR_NUMKEYS "ERR numkeys should be greater than 0"
 #define ERR_NUMKEYS_ARGS "ERR Number of keys can't be greater than number of args"
 #define ERR_LIMIT "ERR LIMIT can't be negative"
@@ -715,113 +713,30 @@ void cmd_sdiffstore(struct client *c)
 
 /* --- SSCAN --------------------------------------------------------------------- */
 
-/* Members collected by one scan step, copied ([u32 len][bytes]...): the
- * reply needs the cursor first and intset members are formatted on the
- * fly. */
-struct scan_ctx {
-	const char *pat;
-	size_t plen;
-	bool use_pat;
-	char *buf;
-	size_t used, cap;
-	long n;
-	size_t visited; /* members seen, matching or not (what COUNT bounds) */
-};
-
 static void scan_visit(const char *m, size_t len, void *arg)
 {
-	struct scan_ctx *sc = arg;
-	sc->visited++;
-	if (sc->use_pat && !zr_glob_match(sc->pat, sc->plen, m, len, false))
-		return;
-	size_t need = sizeof(uint32_t) + len;
-	if (sc->used + need > sc->cap) {
-		size_t cap = sc->cap ? sc->cap : 1024;
-		while (cap < sc->used + need)
-			cap *= 2;
-		sc->buf = zr_realloc(sc->buf, cap);
-		sc->cap = cap;
-	}
-	uint32_t l = (uint32_t)len;
-	memcpy(sc->buf + sc->used, &l, sizeof(l));
-	memcpy(sc->buf + sc->used + sizeof(l), m, len);
-	sc->used += need;
-	sc->n++;
-}
-
-/* parseScanCursorOrReply: strtoull over the whole argument. */
-static bool scan_cursor(struct client *c, int i, uint64_t *out)
-{
-	char tmp[32];
-	size_t len;
-	const char *p = cmd_arg(c, i, &len);
-	/* "" is cursor 0 for Redis too (strtoul accepts it) */
-	if (len >= sizeof(tmp) || (len && isspace((unsigned char)p[0])))
-		goto bad;
-	memcpy(tmp, p, len);
-	tmp[len] = '\0';
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(tmp, &end, 10);
-	if (*end != '\0' || errno == ERANGE)
-		goto bad;
-	*out = v;
-	return true;
-bad:
-	reply_error(&c->out, ERR_INVALID_CURSOR);
-	return false;
+	scan_offer(arg, m, len);
 }
 
 void cmd_sscan(struct client *c)
 {
 	uint64_t cursor;
-	if (!scan_cursor(c, 2, &cursor))
+	if (!scan_arg_cursor(c, 2, &cursor))
 		return;
 	struct entry *e;
 	struct set *s;
 	if (!lookup(c, 1, false, &e, &s))
 		return;
 	if (!s) {
-		reply_array(&c->out, 2);
-		reply_bulk(&c->out, "0", 1);
-		reply_array(&c->out, 0);
+		scan_reply_empty(c);
 		return;
 	}
-	long long count = 10;
-	struct scan_ctx sc = { 0 };
-	for (int i = 3; i < c->argc; i += 2) {
-		bool has_val = c->argc - i >= 2;
-		if (cmd_arg_is(c, i, "count") && has_val) {
-			if (!cmd_arg_ll(c, i + 1, &count, NULL))
-				return;
-			if (count < 1) {
-				reply_error(&c->out, ERR_SYNTAX);
-				return;
-			}
-		} else if (cmd_arg_is(c, i, "match") && has_val) {
-			sc.pat = cmd_arg(c, i + 1, &sc.plen);
-			sc.use_pat = !(sc.plen == 1 && sc.pat[0] == '*');
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return;
-		}
-	}
-	if (s->enc == SET_ENC_INTSET) {
-		cursor = set_scan(s, cursor, scan_visit, &sc);
-	} else {
-		long long iterations = count * 10;
-		do
-			cursor = set_scan(s, cursor, scan_visit, &sc);
-		while (cursor && iterations-- > 0 && (long long)sc.visited < count);
-	}
-	reply_array(&c->out, 2);
-	reply_bulk_ll(&c->out, (long long)cursor);
-	reply_array(&c->out, sc.n);
-	for (size_t off = 0; off < sc.used;) {
-		uint32_t l;
-		memcpy(&l, sc.buf + off, sizeof(l));
-		reply_bulk(&c->out, sc.buf + off + sizeof(l), l);
-		off += sizeof(l) + l;
-	}
-	zr_free(sc.buf);
+	struct scan_out so;
+	if (!scan_arg_opts(c, 3, false, &so))
+		return;
+	/* an intset returns everything in one step, with cursor 0 */
+	do
+		cursor = set_scan(s, cursor, scan_visit, &so);
+	while (scan_more(&so, cursor));
+	scan_reply(c, cursor, &so);
 }

@@ -35,48 +35,13 @@
 #include "zarisd/store/store.h"
 
 #define ERR_OFFSET_RANGE "ERR offset is out of range"
-#define ERR_FLOAT_NAN_INF "ERR increment would produce NaN or Infinity"
 
 /* --- small helpers ---------------------------------------------------------- */
-
-/* lookupKeyRead: counts a hit or a miss, deletes an expired key. */
-static struct entry *lookup_read(struct client *c, int argi)
-{
-	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
-				   cmd_key_hash(c, argi), c->now_ms, 0);
-}
-
-/* lookupKeyWrite: like a read but never counted in keyspace hits/misses. */
-static struct entry *lookup_write(struct client *c, int argi)
-{
-	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
-				   cmd_key_hash(c, argi), c->now_ms, STORE_LOOKUP_NOSTATS);
-}
 
 /* Keyspace notification for argv[ARGI] (Redis's notifyKeyspaceEvent). */
 static void notify_arg(struct client *c, int type, const char *event, int argi)
 {
 	notify_keyspace_event(c->srv, type, event, c->argv[argi].ptr, c->argv[argi].len, c->db);
-}
-
-/* checkType: false after replying WRONGTYPE when E is not a string. */
-static bool is_string_or_reply(struct client *c, const struct entry *e)
-{
-	if (entry_type(e) == STORE_TYPE_STRING)
-		return true;
-	reply_error(&c->out, ERR_WRONGTYPE);
-	return false;
-}
-
-/* Redis compares option names as C strings (strcasecmp on the sds), so an
- * argument stops at its first NUL byte: "NX\0junk" is NX. Kept for
- * fidelity; it costs one memchr over a short option. */
-static bool opt_is(const struct client *c, int i, const char *lit)
-{
-	const char *p = c->argv[i].ptr;
-	size_t len = c->argv[i].len;
-	const char *nul = memchr(p, '\0', len);
-	return zr_eq_nocase(p, nul ? (size_t)(nul - p) : len, lit);
 }
 
 static long long max_bulk_len(const struct client *c)
@@ -116,7 +81,7 @@ static bool set_or_reply(struct client *c, int keyi, const char *val, size_t vle
  * saves re-hashing and copying the key. false after replying -OOM. */
 static bool overwrite_or_reply(struct client *c, struct entry **e, const char *val, size_t vlen)
 {
-	char *p = store_string_resize_locked(c->srv->store, c->db, e, vlen);
+	char *p = store_string_overwrite_locked(c->srv->store, c->db, e, vlen);
 	if (!p && vlen) {
 		reply_error(&c->out, ERR_OOM);
 		return false;
@@ -131,13 +96,13 @@ static bool overwrite_or_reply(struct client *c, struct entry **e, const char *v
  * entry (NULL when missing); *OK is false after a WRONGTYPE reply. */
 static struct entry *get_generic(struct client *c, bool *ok)
 {
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	*ok = true;
 	if (!e) {
 		reply_null(&c->out);
 		return NULL;
 	}
-	if (!is_string_or_reply(c, e)) {
+	if (!cmd_is_string_or_reply(c, e)) {
 		*ok = false;
 		return NULL;
 	}
@@ -194,7 +159,7 @@ static bool parse_ext_opts(struct client *c, int first, bool is_set, unsigned *f
 	for (int j = first; j < c->argc; j++) {
 		const struct ext_opt *o = NULL;
 		for (size_t k = 0; k < sizeof(ext_opts) / sizeof(ext_opts[0]); k++) {
-			if (opt_is(c, j, ext_opts[k].name)) {
+			if (cmd_opt_is(c, j, ext_opts[k].name)) {
 				o = &ext_opts[k];
 				break;
 			}
@@ -257,7 +222,7 @@ static void set_generic(struct client *c, unsigned flags, int vali, int expi, en
 		if (!ok)
 			return;
 	} else if (flags & (SET_NX | SET_XX | SET_KEEPTTL)) {
-		e = lookup_write(c, 1);
+		e = cmd_lookup_write(c, 1);
 	}
 	bool found = e != NULL;
 	if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
@@ -321,12 +286,12 @@ void cmd_psetex(struct client *c)
 
 void cmd_get(struct client *c)
 {
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_null(&c->out);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t vlen;
 	const char *v = entry_str(e, &vlen);
@@ -362,12 +327,12 @@ void cmd_getex(struct client *c)
 	int expi = 0;
 	if (!parse_ext_opts(c, 2, false, &flags, &expi))
 		return;
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_null(&c->out);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	/* Redis validates the expiry only once the key is known to be a
 	 * string: GETEX missing EX 0 answers null, not an error. */
@@ -398,7 +363,7 @@ void cmd_mget(struct client *c)
 {
 	reply_array(&c->out, c->argc - 1);
 	for (int j = 1; j < c->argc; j++) {
-		struct entry *e = lookup_read(c, j);
+		struct entry *e = cmd_lookup_read(c, j);
 		if (!e || entry_type(e) != STORE_TYPE_STRING) {
 			reply_null(&c->out);
 			continue;
@@ -420,7 +385,7 @@ static void mset_generic(struct client *c, bool nx)
 	}
 	if (nx) {
 		for (int j = 1; j < c->argc; j += 2) {
-			if (lookup_write(c, j)) {
+			if (cmd_lookup_write(c, j)) {
 				reply_long(&c->out, 0);
 				return;
 			}
@@ -451,10 +416,10 @@ void cmd_msetnx(struct client *c)
 
 static void incr_decr(struct client *c, long long incr)
 {
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	long long value = 0;
 	if (e) {
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			return;
 		size_t vlen;
 		const char *v = entry_str(e, &vlen);
@@ -463,12 +428,8 @@ static void incr_decr(struct client *c, long long incr)
 			return;
 		}
 	}
-	if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-	    (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-		reply_error(&c->out, ERR_OVERFLOW);
+	if (!cmd_incr_ll_or_reply(c, value, incr, &value))
 		return;
-	}
-	value += incr;
 
 	char buf[ZR_LONG_STR_SIZE];
 	size_t n = zr_ll_to_str(buf, value);
@@ -510,10 +471,10 @@ void cmd_decrby(struct client *c)
 
 void cmd_incrbyfloat(struct client *c)
 {
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	long double value = 0, incr;
 	if (e) {
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			return;
 		size_t vlen;
 		const char *v = entry_str(e, &vlen);
@@ -526,15 +487,10 @@ void cmd_incrbyfloat(struct client *c)
 		reply_error(&c->out, ERR_NOT_FLOAT);
 		return;
 	}
-	value += incr;
-	if (isnan(value) || isinf(value)) {
-		reply_error(&c->out, ERR_FLOAT_NAN_INF);
-		return;
-	}
-	/* Redis's buffer is MAX_LONG_DOUBLE_CHARS too; a value that does not
-	 * fit (cannot happen for finite long doubles) is stored empty, as there. */
 	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
-	size_t n = zr_ld_to_str(buf, sizeof(buf), value);
+	size_t n;
+	if (!cmd_incr_ld_or_reply(c, value, incr, buf, &n))
+		return;
 	bool ok = e ? overwrite_or_reply(c, &e, buf, n) : set_or_reply(c, 1, buf, n, -1, 0, NULL);
 	if (ok) {
 		notify_arg(c, NOTIFY_STRING, "incrbyfloat", 1);
@@ -548,7 +504,7 @@ void cmd_append(struct client *c)
 {
 	size_t alen;
 	const char *add = cmd_arg(c, 2, &alen);
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	if (!e) {
 		/* A new key, even for an empty argument (Redis creates it too). */
 		if (set_or_reply(c, 1, add, alen, -1, 0, NULL)) {
@@ -557,20 +513,20 @@ void cmd_append(struct client *c)
 		}
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t olen;
 	entry_str(e, &olen);
 	if (!string_length_ok_or_reply(c, olen, alen))
 		return;
-	if (alen) {
-		char *p = store_string_resize_locked(c->srv->store, c->db, &e, olen + alen);
-		if (!p) {
-			reply_error(&c->out, ERR_OOM);
-			return;
-		}
-		memcpy(p + olen, add, alen);
+	/* even an empty APPEND leaves Redis's value raw (dbUnshareStringValue) */
+	char *p = store_string_resize_locked(c->srv->store, c->db, &e, olen + alen);
+	if (!p) {
+		reply_error(&c->out, ERR_OOM);
+		return;
 	}
+	if (alen)
+		memcpy(p + olen, add, alen);
 	store_modified_locked(c->srv->store, c->db, e);
 	notify_arg(c, NOTIFY_STRING, "append", 1);
 	reply_long(&c->out, (long long)(olen + alen));
@@ -578,12 +534,12 @@ void cmd_append(struct client *c)
 
 void cmd_strlen(struct client *c)
 {
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_long(&c->out, 0);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t vlen;
 	entry_str(e, &vlen);
@@ -597,12 +553,12 @@ void cmd_getrange(struct client *c)
 	long long start, end;
 	if (!cmd_arg_ll(c, 2, &start, NULL) || !cmd_arg_ll(c, 3, &end, NULL))
 		return;
-	struct entry *e = lookup_read(c, 1);
+	struct entry *e = cmd_lookup_read(c, 1);
 	if (!e) {
 		reply_bulk(&c->out, "", 0);
 		return;
 	}
-	if (!is_string_or_reply(c, e))
+	if (!cmd_is_string_or_reply(c, e))
 		return;
 	size_t vlen;
 	const char *v = entry_str(e, &vlen);
@@ -645,7 +601,7 @@ void cmd_setrange(struct client *c)
 	size_t vlen;
 	const char *val = cmd_arg(c, 3, &vlen);
 	struct store *s = c->srv->store;
-	struct entry *e = lookup_write(c, 1);
+	struct entry *e = cmd_lookup_write(c, 1);
 	size_t olen = 0;
 	bool created = false;
 
@@ -667,7 +623,7 @@ void cmd_setrange(struct client *c)
 			return;
 		created = true;
 	} else {
-		if (!is_string_or_reply(c, e))
+		if (!cmd_is_string_or_reply(c, e))
 			return;
 		entry_str(e, &olen);
 		if (vlen == 0) {
@@ -849,8 +805,8 @@ static void lcs_compute(struct client *c, const struct lcs_opts *o, const char *
 
 void cmd_lcs(struct client *c)
 {
-	struct entry *ea = lookup_read(c, 1);
-	struct entry *eb = lookup_read(c, 2);
+	struct entry *ea = cmd_lookup_read(c, 1);
+	struct entry *eb = cmd_lookup_read(c, 2);
 	if ((ea && entry_type(ea) != STORE_TYPE_STRING) || (eb && entry_type(eb) != STORE_TYPE_STRING)) {
 		reply_error(&c->out, "ERR The specified keys must contain string values");
 		return;
@@ -859,13 +815,13 @@ void cmd_lcs(struct client *c)
 	struct lcs_opts o = { 0 };
 	for (int j = 3; j < c->argc; j++) {
 		bool more = j < c->argc - 1;
-		if (opt_is(c, j, "idx")) {
+		if (cmd_opt_is(c, j, "idx")) {
 			o.idx = true;
-		} else if (opt_is(c, j, "len")) {
+		} else if (cmd_opt_is(c, j, "len")) {
 			o.len = true;
-		} else if (opt_is(c, j, "withmatchlen")) {
+		} else if (cmd_opt_is(c, j, "withmatchlen")) {
 			o.withmatchlen = true;
-		} else if (opt_is(c, j, "minmatchlen") && more) {
+		} else if (cmd_opt_is(c, j, "minmatchlen") && more) {
 			if (!cmd_arg_ll(c, j + 1, &o.minmatchlen, NULL))
 				return;
 			if (o.minmatchlen < 0)

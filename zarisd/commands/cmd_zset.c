@@ -16,7 +16,6 @@
  * with reply_double (RESP2 bulk "%.17g", RESP3 double); a WITHSCORES reply
  * is a flat array in RESP2 and an array of [member, score] pairs in RESP3.
  */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -31,6 +30,7 @@
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
+#include "zarisd/commands/scanutil.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -42,19 +42,8 @@
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
 #define ERR_MINMAX_LEX "ERR min or max not valid string range item"
-#define ERR_INVALID_CURSOR "ERR invalid cursor"
 
 /* --- shared helpers (cmd_zset.h) ---------------------------------------------- */
-
-bool zcmd_opt_is(const struct client *c, int i, const char *lit)
-{
-	const char *p = c->argv[i].ptr;
-	size_t len = c->argv[i].len;
-	/* Redis compares options with strcasecmp on the C string: a NUL byte
-	 * ends the argument ("NX\0junk" is NX). */
-	const char *nul = memchr(p, '\0', len);
-	return zr_eq_nocase(p, nul ? (size_t)(nul - p) : len, lit);
-}
 
 void zcmd_limits(const struct client *c, struct zset_limits *lim)
 {
@@ -222,17 +211,17 @@ static void zadd_generic(struct client *c, unsigned flags)
 	bool ch = false;
 	int si = 2;
 	for (; si < c->argc; si++) {
-		if (zcmd_opt_is(c, si, "nx"))
+		if (cmd_opt_is(c, si, "nx"))
 			flags |= ZSET_ADD_NX;
-		else if (zcmd_opt_is(c, si, "xx"))
+		else if (cmd_opt_is(c, si, "xx"))
 			flags |= ZSET_ADD_XX;
-		else if (zcmd_opt_is(c, si, "ch"))
+		else if (cmd_opt_is(c, si, "ch"))
 			ch = true;
-		else if (zcmd_opt_is(c, si, "incr"))
+		else if (cmd_opt_is(c, si, "incr"))
 			flags |= ZSET_ADD_INCR;
-		else if (zcmd_opt_is(c, si, "gt"))
+		else if (cmd_opt_is(c, si, "gt"))
 			flags |= ZSET_ADD_GT;
-		else if (zcmd_opt_is(c, si, "lt"))
+		else if (cmd_opt_is(c, si, "lt"))
 			flags |= ZSET_ADD_LT;
 		else
 			break;
@@ -530,17 +519,17 @@ static void zrange_generic(struct client *c, int argc_start, bool store, enum ra
 	long long offset = 0, limit = -1;
 	for (int j = argc_start + 3; j < c->argc; j++) {
 		int left = c->argc - j - 1;
-		if (!store && zcmd_opt_is(c, j, "withscores")) {
+		if (!store && cmd_opt_is(c, j, "withscores")) {
 			withscores = true;
-		} else if (zcmd_opt_is(c, j, "limit") && left >= 2) {
+		} else if (cmd_opt_is(c, j, "limit") && left >= 2) {
 			if (!cmd_arg_ll(c, j + 1, &offset, NULL) || !cmd_arg_ll(c, j + 2, &limit, NULL))
 				return;
 			j += 2;
-		} else if (dir == DIR_AUTO && zcmd_opt_is(c, j, "rev")) {
+		} else if (dir == DIR_AUTO && cmd_opt_is(c, j, "rev")) {
 			dir = DIR_REVERSE;
-		} else if (type == RANGE_AUTO && zcmd_opt_is(c, j, "bylex")) {
+		} else if (type == RANGE_AUTO && cmd_opt_is(c, j, "bylex")) {
 			type = RANGE_LEX;
-		} else if (type == RANGE_AUTO && zcmd_opt_is(c, j, "byscore")) {
+		} else if (type == RANGE_AUTO && cmd_opt_is(c, j, "byscore")) {
 			type = RANGE_SCORE;
 		} else {
 			reply_error(&c->out, ERR_SYNTAX);
@@ -884,7 +873,7 @@ void cmd_zrandmember(struct client *c)
 			return;
 		}
 		bool withscores = false;
-		if (c->argc > 4 || (c->argc == 4 && !zcmd_opt_is(c, 3, "withscores"))) {
+		if (c->argc > 4 || (c->argc == 4 && !cmd_opt_is(c, 3, "withscores"))) {
 			reply_error(&c->out, ERR_SYNTAX);
 			return;
 		}
@@ -915,112 +904,32 @@ void cmd_zrandmember(struct client *c)
 
 /* --- ZSCAN ------------------------------------------------------------------------------ */
 
-/* What one scan step collected: the reply needs the cursor first. The set
- * is not modified meanwhile, so the member pointers stay valid. */
-struct scan_item {
-	const char *m;
-	size_t mlen;
-	double score;
-};
-
-struct scan_ctx {
-	const char *pat;
-	size_t plen;
-	bool use_pat;
-	struct scan_item *items;
-	size_t n, cap;
-	size_t visited;
-};
-
 static void scan_visit(const char *m, size_t mlen, double score, void *arg)
 {
-	struct scan_ctx *sc = arg;
-	sc->visited++;
-	if (sc->use_pat && !zr_glob_match(sc->pat, sc->plen, m, mlen, false))
-		return;
-	if (sc->n == sc->cap) {
-		sc->cap = sc->cap ? sc->cap * 2 : 16;
-		sc->items = zr_realloc(sc->items, sizeof(*sc->items) * sc->cap);
-	}
-	sc->items[sc->n++] = (struct scan_item){ m, mlen, score };
-}
-
-/* parseScanCursorOrReply: strtoul over the C string, so "" is cursor 0
- * and "-1" wraps, as in Redis; a leading blank or trailing byte is an
- * error. */
-static bool scan_cursor(struct client *c, int i, uint64_t *out)
-{
-	char tmp[32];
-	size_t len;
-	const char *p = cmd_arg(c, i, &len);
-	if (len >= sizeof(tmp) || (len && (p[0] == ' ' || (p[0] >= '\t' && p[0] <= '\r'))))
-		goto bad;
-	memcpy(tmp, p, len);
-	tmp[len] = '\0';
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(tmp, &end, 10);
-	if (*end != '\0' || errno == ERANGE)
-		goto bad;
-	*out = v;
-	return true;
-bad:
-	reply_error(&c->out, ERR_INVALID_CURSOR);
-	return false;
+	char buf[64];
+	/* ZSCAN replies scores as bulk strings even in RESP3 */
+	scan_offer_pair(arg, m, mlen, buf, zset_score_str(buf, sizeof(buf), score));
 }
 
 void cmd_zscan(struct client *c)
 {
 	uint64_t cursor;
-	if (!scan_cursor(c, 2, &cursor))
+	if (!scan_arg_cursor(c, 2, &cursor))
 		return;
 	struct entry *e;
 	struct zset *z;
 	if (!zcmd_lookup(c, 1, false, &e, &z))
 		return;
 	if (!z) {
-		reply_array(&c->out, 2);
-		reply_bulk(&c->out, "0", 1);
-		reply_array(&c->out, 0);
+		scan_reply_empty(c);
 		return;
 	}
-	long long count = 10;
-	struct scan_ctx sc = { 0 };
-	for (int i = 3; i < c->argc; i += 2) {
-		bool has_val = c->argc - i >= 2;
-		if (zcmd_opt_is(c, i, "count") && has_val) {
-			if (!cmd_arg_ll(c, i + 1, &count, NULL))
-				return;
-			if (count < 1) {
-				reply_error(&c->out, ERR_SYNTAX);
-				return;
-			}
-		} else if (zcmd_opt_is(c, i, "match") && has_val) {
-			sc.pat = cmd_arg(c, i + 1, &sc.plen);
-			sc.use_pat = !(sc.plen == 1 && sc.pat[0] == '*');
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return;
-		}
-	}
-	if (zset_is_compact(z)) {
-		cursor = zset_scan(z, cursor, scan_visit, &sc);
-	} else {
-		/* Redis counts members and scores against COUNT and bounds the
-		 * buckets visited, so a sparse MATCH cannot run forever. */
-		long long iterations = count * 10;
-		do
-			cursor = zset_scan(z, cursor, scan_visit, &sc);
-		while (cursor && iterations-- > 0 && (long long)sc.visited * 2 < count);
-	}
-	reply_array(&c->out, 2);
-	reply_bulk_ll(&c->out, (long long)cursor);
-	reply_array(&c->out, (long)sc.n * 2);
-	for (size_t i = 0; i < sc.n; i++) {
-		char buf[64];
-		reply_bulk(&c->out, sc.items[i].m, sc.items[i].mlen);
-		/* ZSCAN replies scores as bulk strings even in RESP3 */
-		reply_bulk(&c->out, buf, zset_score_str(buf, sizeof(buf), sc.items[i].score));
-	}
-	zr_free(sc.items);
+	struct scan_out so;
+	if (!scan_arg_opts(c, 3, false, &so))
+		return;
+	/* a listpack returns everything in one step, with cursor 0 */
+	do
+		cursor = zset_scan(z, cursor, scan_visit, &so);
+	while (scan_more(&so, cursor));
+	scan_reply(c, cursor, &so);
 }

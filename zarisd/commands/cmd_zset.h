@@ -17,9 +17,6 @@ struct zset_limits;
 struct zset_score_range;
 struct zset_lex_range;
 
-/* Whether option argv[I] is LIT, case-insensitively, up to a NUL byte
- * (Redis's strcasecmp on the argument's C string). */
-bool zcmd_opt_is(const struct client *c, int i, const char *lit);
 /* zset-max-listpack-entries / -value, read now. */
 void zcmd_limits(const struct client *c, struct zset_limits *lim);
 /* Looks argv[ARGI] up (WRITE: lookupKeyWrite, not counted in keyspace

@@ -149,35 +149,10 @@ void cmd_zpopmax(struct client *c)
  * (count 1 when absent). false after replying the error. */
 static bool parse_mpop(struct client *c, int numkeys_idx, long long *numkeys, bool *max, long long *count)
 {
-	if (!cmd_arg_ll_range(c, numkeys_idx, 1, LONG_MAX, numkeys, "ERR numkeys should be greater than 0"))
+	int where;
+	if (!cmd_arg_mpop(c, numkeys_idx, "min", "max", numkeys, &where, count))
 		return false;
-	long long where_idx = numkeys_idx + *numkeys + 1;
-	if (where_idx >= c->argc) {
-		reply_error(&c->out, ERR_SYNTAX);
-		return false;
-	}
-	if (zcmd_opt_is(c, (int)where_idx, "min")) {
-		*max = false;
-	} else if (zcmd_opt_is(c, (int)where_idx, "max")) {
-		*max = true;
-	} else {
-		reply_error(&c->out, ERR_SYNTAX);
-		return false;
-	}
-	*count = -1;
-	for (int j = (int)where_idx + 1; j < c->argc; j++) {
-		int more = c->argc - 1 - j;
-		if (*count == -1 && zcmd_opt_is(c, j, "count") && more) {
-			j++;
-			if (!cmd_arg_ll_range(c, j, 1, LONG_MAX, count, "ERR count should be greater than 0"))
-				return false;
-		} else {
-			reply_error(&c->out, ERR_SYNTAX);
-			return false;
-		}
-	}
-	if (*count == -1)
-		*count = 1;
+	*max = where == 1;
 	return true;
 }
 
@@ -212,22 +187,11 @@ static enum blocking_serve_result serve_zpop(struct blocking_serve *bs)
 	return BLOCKING_SERVED;
 }
 
-static void timeout_null_array(struct obuf *out, const void *arg)
-{
-	(void)arg;
-	reply_null_array(out);
-}
-
-static void free_arg(void *arg)
-{
-	zr_free(arg);
-}
-
 static const struct blocking_ops bzpop_ops = {
 	.serve = serve_zpop,
 	.second_key = NULL,
-	.timeout_reply = timeout_null_array,
-	.free_arg = free_arg,
+	.timeout_reply = blocking_timeout_null_array,
+	.free_arg = blocking_free_zr,
 };
 
 /* blockingGenericZpopCommand: the timeout at TIMEOUT_I, keys at argv[FIRST

@@ -11,9 +11,10 @@
  * the STORE forms, converted to the compact one when it fits (Redis's
  * zsetConvertToListpackIfNeeded).
  *
- * The dispatcher holds the shard locks of every argument from the first
- * key on (the row's key spec over-approximates Redis's numkeys spec), so
- * the inputs cannot change under us.
+ * The dispatcher holds the shard locks of the destination and of the
+ * numkeys inputs (the row's keynum spec, command.h) whenever numkeys is a
+ * valid count whose keys are all present; otherwise the count check below
+ * replies before any key is touched. So the inputs cannot change under us.
  */
 #include <math.h>
 #include <stdint.h>
@@ -126,28 +127,28 @@ static bool parse_options(struct client *c, int j, struct src *src, long long se
 {
 	while (j < c->argc) {
 		long long remaining = c->argc - j;
-		if (op != OP_DIFF && !card_only && remaining >= setnum + 1 && zcmd_opt_is(c, j, "weights")) {
+		if (op != OP_DIFF && !card_only && remaining >= setnum + 1 && cmd_opt_is(c, j, "weights")) {
 			j++;
 			for (long long i = 0; i < setnum; i++, j++)
 				if (!cmd_arg_double(c, j, &src[i].weight, "ERR weight value is not a float"))
 					return false;
-		} else if (op != OP_DIFF && !card_only && remaining >= 2 && zcmd_opt_is(c, j, "aggregate")) {
+		} else if (op != OP_DIFF && !card_only && remaining >= 2 && cmd_opt_is(c, j, "aggregate")) {
 			j++;
-			if (zcmd_opt_is(c, j, "sum")) {
+			if (cmd_opt_is(c, j, "sum")) {
 				*agg = AGG_SUM;
-			} else if (zcmd_opt_is(c, j, "min")) {
+			} else if (cmd_opt_is(c, j, "min")) {
 				*agg = AGG_MIN;
-			} else if (zcmd_opt_is(c, j, "max")) {
+			} else if (cmd_opt_is(c, j, "max")) {
 				*agg = AGG_MAX;
 			} else {
 				reply_error(&c->out, ERR_SYNTAX);
 				return false;
 			}
 			j++;
-		} else if (!store && !card_only && zcmd_opt_is(c, j, "withscores")) {
+		} else if (!store && !card_only && cmd_opt_is(c, j, "withscores")) {
 			j++;
 			*withscores = true;
-		} else if (card_only && remaining >= 2 && zcmd_opt_is(c, j, "limit")) {
+		} else if (card_only && remaining >= 2 && cmd_opt_is(c, j, "limit")) {
 			j++;
 			if (!cmd_arg_ll(c, j, limit, "ERR LIMIT can't be negative"))
 				return false;

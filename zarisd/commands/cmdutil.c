@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "zarisd/commands/command.h"
@@ -61,6 +62,55 @@ bool cmd_arg_db(struct client *c, int i, unsigned *db)
 		return false;
 	}
 	*db = (unsigned)v;
+	return true;
+}
+
+bool cmd_incr_ld_or_reply(struct client *c, long double value, long double incr, char *buf, size_t *len)
+{
+	value += incr;
+	if (isnan(value) || isinf(value)) {
+		reply_error(&c->out, ERR_FLOAT_NAN_INF);
+		return false;
+	}
+	/* Redis's buffer is MAX_LONG_DOUBLE_CHARS too; a value that does not
+	 * fit (cannot happen for finite long doubles) is stored empty, as there. */
+	*len = zr_ld_to_str(buf, ZR_MAX_LONG_DOUBLE_CHARS, value);
+	return true;
+}
+
+bool cmd_arg_mpop(struct client *c, int numkeys_i, const char *where0, const char *where1, long long *numkeys,
+		  int *where, long long *count)
+{
+	if (!cmd_arg_ll_range(c, numkeys_i, 1, LONG_MAX, numkeys, "ERR numkeys should be greater than 0"))
+		return false;
+	/* the WHERE word must follow the keys (checked before adding: a huge
+	 * numkeys would overflow the index) */
+	if (*numkeys > c->argc - numkeys_i - 2) {
+		reply_error(&c->out, ERR_SYNTAX);
+		return false;
+	}
+	int where_i = numkeys_i + (int)*numkeys + 1;
+	if (cmd_opt_is(c, where_i, where0)) {
+		*where = 0;
+	} else if (cmd_opt_is(c, where_i, where1)) {
+		*where = 1;
+	} else {
+		reply_error(&c->out, ERR_SYNTAX);
+		return false;
+	}
+	*count = -1;
+	for (int j = where_i + 1; j < c->argc; j++) {
+		if (*count == -1 && cmd_opt_is(c, j, "count") && j + 1 < c->argc) {
+			if (!cmd_arg_ll_range(c, ++j, 1, LONG_MAX, count,
+					      "ERR count should be greater than 0"))
+				return false;
+		} else {
+			reply_error(&c->out, ERR_SYNTAX);
+			return false;
+		}
+	}
+	if (*count == -1)
+		*count = 1;
 	return true;
 }
 

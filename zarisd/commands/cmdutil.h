@@ -7,9 +7,14 @@
 #define ZR_CMDUTIL_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "zarisd/commands/client.h"
+#include "zarisd/commands/server.h"
+#include "zarisd/core/util.h"
+#include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
 #define ERR_SYNTAX "ERR syntax error"
@@ -21,6 +26,7 @@
 #define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 #define ERR_DB_INDEX "ERR DB index is out of range"
 #define ERR_NOAUTH "NOAUTH Authentication required."
+#define ERR_FLOAT_NAN_INF "ERR increment would produce NaN or Infinity"
 #define ERR_STRING_TOO_BIG "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 /* argv[i] as bytes. */
@@ -54,6 +60,68 @@ static inline uint64_t cmd_key_hash(const struct client *c, int argi)
 		return c->key_hash;
 	return store_hash(c->argv[argi].ptr, c->argv[argi].len);
 }
+
+/* Whether option argv[I] is LIT, case-insensitively, up to its first NUL
+ * byte: Redis compares option names with strcasecmp on the argument's C
+ * string, so "NX\0junk" is NX. */
+static inline bool cmd_opt_is(const struct client *c, int i, const char *lit)
+{
+	const char *p = c->argv[i].ptr;
+	size_t len = c->argv[i].len;
+	const char *nul = memchr(p, '\0', len);
+	return zr_eq_nocase(p, nul ? (size_t)(nul - p) : len, lit);
+}
+
+/* lookupKeyRead: the entry of key argv[ARGI] in c->db, or NULL; counts a
+ * keyspace hit or miss and deletes the key when expired. The caller holds
+ * the key's shard lock (the dispatcher took it). */
+static inline struct entry *cmd_lookup_read(struct client *c, int argi)
+{
+	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
+				   cmd_key_hash(c, argi), c->now_ms, 0);
+}
+
+/* lookupKeyWrite: like cmd_lookup_read, never counted in hits/misses. */
+static inline struct entry *cmd_lookup_write(struct client *c, int argi)
+{
+	return store_find_h_locked(c->srv->store, c->db, c->argv[argi].ptr, c->argv[argi].len,
+				   cmd_key_hash(c, argi), c->now_ms, STORE_LOOKUP_NOSTATS);
+}
+
+/* checkType for strings: false after replying WRONGTYPE when E is not a
+ * string. */
+static inline bool cmd_is_string_or_reply(struct client *c, const struct entry *e)
+{
+	if (entry_type(e) == STORE_TYPE_STRING)
+		return true;
+	reply_error(&c->out, ERR_WRONGTYPE);
+	return false;
+}
+
+/* VALUE + INCR for INCRBY / DECRBY / HINCRBY into *OUT; false after
+ * replying ERR_OVERFLOW. */
+static inline bool cmd_incr_ll_or_reply(struct client *c, long long value, long long incr, long long *out)
+{
+	if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
+	    (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
+		reply_error(&c->out, ERR_OVERFLOW);
+		return false;
+	}
+	*out = value + incr;
+	return true;
+}
+
+/* VALUE + INCR for INCRBYFLOAT / HINCRBYFLOAT, formatted as Redis stores
+ * it into BUF (ZR_MAX_LONG_DOUBLE_CHARS bytes), its length in *LEN; false
+ * after replying ERR_FLOAT_NAN_INF. */
+bool cmd_incr_ld_or_reply(struct client *c, long double value, long double incr, char *buf, size_t *len);
+
+/* LMPOP / ZMPOP / BLMPOP / BZMPOP arguments from argv[NUMKEYS_I] on, like
+ * Redis's lmpopGenericCommand: numkeys (1..LONG_MAX), the keys, then
+ * WHERE0 or WHERE1 (*WHERE = 0 or 1), then [COUNT n] (1..LONG_MAX, 1 when
+ * absent). false after replying the error. */
+bool cmd_arg_mpop(struct client *c, int numkeys_i, const char *where0, const char *where1, long long *numkeys,
+		  int *where, long long *count);
 
 /* Client names: printable ASCII without spaces (Redis's validateClientName). */
 bool client_name_is_valid(const char *p, size_t len);

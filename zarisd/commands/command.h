@@ -56,6 +56,14 @@ struct command {
 	int first_key;	/* 0 = no keys */
 	int last_key;	/* negative = from the end (-1 = last arg) */
 	int key_step;
+	/* Keys counted by an argument (ZUNION's numkeys; Redis 7's "keynum"
+	 * find_keys): when keynum_index > 0, argv[keynum_index] is a count N
+	 * and the N keys are argv[keynum_index + keynum_first], then every
+	 * keynum_step-th argument. They come after the fixed first..last keys
+	 * (ZUNIONSTORE's destination) and make the row "movablekeys". */
+	int keynum_index;
+	int keynum_first;
+	int keynum_step;
 	cmd_handler_fn handler; /* NULL for a container */
 	const char *group;	/* COMMAND DOCS group: "string", "generic", "server", "connection" ... */
 	const char *summary;

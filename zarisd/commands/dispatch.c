@@ -77,26 +77,49 @@ static bool arity_ok(const struct command *cmd, int argc)
 	return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
-/* Collects the shard indexes of the row's keys; returns the count. *HEAP
- * is set when the stack array was too small (caller frees). */
+/* The shard of key argv[I]. MEMO: it is the command's first key, whose
+ * hash the handler's lookup reuses (cmd_key_hash). */
+static inline unsigned key_shard(struct client *c, int i, bool memo)
+{
+	/* the connection may have hashed it already (parsed ahead) */
+	uint64_t h = c->key_hash_argv == c->argv && c->key_hash_argi == i
+			     ? c->key_hash
+			     : store_hash(c->argv[i].ptr, c->argv[i].len);
+	if (memo) {
+		c->key_hash = h;
+		c->key_hash_argv = c->argv;
+		c->key_hash_argi = i;
+	}
+	return store_shard_of_hash(c->srv->store, h);
+}
+
+/* Collects the shard indexes of the row's keys: the fixed first..last
+ * ones, then those a count argument names (command.h keynum_*; when the
+ * count is not valid the handler replies the error and touches no key, so
+ * none of them is locked). Returns the count. *OUT is STACK or, when that
+ * was too small, a heap array (caller frees). */
 static int collect_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
-	int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
-	if (last >= c->argc)
-		last = c->argc - 1;
+	int first = cmd->first_key, last = -1;
+	if (first > 0) {
+		last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+		if (last >= c->argc)
+			last = c->argc - 1;
+	}
 	int step = cmd->key_step > 0 ? cmd->key_step : 1;
-	int n = last >= cmd->first_key ? (last - cmd->first_key) / step + 1 : 0;
+	int kfirst = 0, klast = -1;
+	if (cmd->keynum_index > 0)
+		command_keynum_range(cmd, c->argv, c->argc, &kfirst, &klast);
+	int kstep = cmd->keynum_step > 0 ? cmd->keynum_step : 1;
+	int n = (last >= first ? (last - first) / step + 1 : 0) +
+		(klast >= kfirst ? (klast - kfirst) / kstep + 1 : 0);
 	unsigned *shards = n <= DISPATCH_STACK_SHARDS ? stack : zr_malloc(sizeof(unsigned) * (size_t)n);
 	int k = 0;
-	for (int i = cmd->first_key; i <= last; i += step) {
-		uint64_t h = store_hash(c->argv[i].ptr, c->argv[i].len);
-		if (i == cmd->first_key) {
-			/* the handler's lookup of its first key reuses it */
-			c->key_hash = h;
-			c->key_hash_argv = c->argv;
-			c->key_hash_argi = i;
-		}
-		shards[k++] = store_shard_of_hash(c->srv->store, h);
+	for (int i = first; i <= last; i += step)
+		shards[k++] = key_shard(c, i, i == first);
+	for (int i = kfirst; i <= klast; i += kstep) {
+		bool memo = k == 0;
+		shards[k++] = key_shard(c, i, memo);
 	}
 	*out = shards;
 	return store_shards_normalize(shards, k);
@@ -124,11 +147,67 @@ static void reject(struct client *c, struct cmd_stat *st)
 		multi_flag_error(c);
 }
 
+/* A per-thread memo in front of command_lookup for names of 1..8 bytes
+ * (every hot command): the name's bytes, lower-cased, as one word plus its
+ * length identify it exactly, so a hit is command_lookup's own answer
+ * without the byte loops. The table never changes after
+ * command_table_init, so a memo entry never goes stale; thread-local, so no
+ * sharing and no locking. */
+#define LOOKUP_MEMO_BITS 6
+struct lookup_memo {
+	uint64_t word; /* lower-cased name, zero-padded */
+	size_t len;
+	const struct command *cmd;
+};
+static _Thread_local struct lookup_memo lookup_memo[1u << LOOKUP_MEMO_BITS];
+
+/* The LEN (1..8) bytes at S as a little-endian word, zero-padded, reading
+ * only those bytes (two overlapping loads, which OR to the same bytes). */
+static inline uint64_t name_word(const char *s, size_t len)
+{
+	if (len >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		return (uint64_t)a | ((uint64_t)b << ((len - 4) * 8));
+	}
+	return (uint64_t)(unsigned char)s[0] | ((uint64_t)(unsigned char)s[len / 2] << (len / 2 * 8)) |
+	       ((uint64_t)(unsigned char)s[len - 1] << ((len - 1) * 8));
+}
+
+/* ASCII upper case to lower case in every byte of W (SWAR: a byte is upper
+ * case when its low 7 bits lie in 'A'..'Z' and its top bit is clear). */
+static inline uint64_t word_lower(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t low7 = w & ~high;
+	uint64_t ge_a = low7 + (0x80 - 'A') * ones;
+	uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;
+	return w | (((ge_a ^ gt_z) & ~w & high) >> 2);
+}
+
+static const struct command *lookup_cached(const char *name, size_t len)
+{
+	if (len == 0 || len > 8)
+		return command_lookup(name, len);
+	uint64_t w = word_lower(name_word(name, len));
+	struct lookup_memo *m = &lookup_memo[((w + len) * 0x9E3779B97F4A7C15ull) >> (64 - LOOKUP_MEMO_BITS)];
+	if (m->cmd && m->word == w && m->len == len)
+		return m->cmd;
+	const struct command *cmd = command_lookup(name, len);
+	if (cmd) {
+		m->word = w;
+		m->len = len;
+		m->cmd = cmd;
+	}
+	return cmd;
+}
+
 /* Finds the row for c->argv (subcommand rows for containers) and checks
  * arity. NULL after replying the error. */
 static const struct command *resolve(struct client *c)
 {
-	const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+	const struct command *cmd = lookup_cached(c->argv[0].ptr, c->argv[0].len);
 	c->cmd = NULL;
 	if (!cmd) {
 		reply_unknown_command(c);
@@ -171,8 +250,10 @@ static const struct command *resolve(struct client *c)
 }
 
 /* Evicts when over maxmemory; false after replying -OOM to a command that
- * may grow memory. */
-static bool memory_ok(struct client *c, const struct command *cmd)
+ * may grow memory. When it evicted and T0 is given, *T0 is read again: the
+ * command's duration does not include the eviction (as in Redis, where it
+ * happens before call()). */
+static bool memory_ok(struct client *c, const struct command *cmd, int64_t *t0)
 {
 	struct server *srv = c->srv;
 	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
@@ -180,6 +261,8 @@ static bool memory_ok(struct client *c, const struct command *cmd)
 		return true;
 	int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
 	int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy, c->now_ms);
+	if (t0)
+		*t0 = zr_clock_us();
 	if (r == -ENOMEM && (cmd->flags & CMD_DENYOOM)) {
 		reply_error(&c->out, ERR_OOM);
 		reject(c, &c->stats->cmd[cmd->id]);
@@ -191,18 +274,27 @@ static bool memory_ok(struct client *c, const struct command *cmd)
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
 	*out = NULL;
-	if (cmd->first_key <= 0 || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB)))
+	if ((cmd->first_key <= 0 && cmd->keynum_index <= 0) || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB)))
 		return 0;
+	/* the common single-key row (GET, SET, INCR ...): what collect_shards
+	 * gives for it, without the ranges and the sort */
+	if (cmd->first_key > 0 && cmd->last_key == cmd->first_key && cmd->keynum_index <= 0 &&
+	    cmd->first_key < c->argc) {
+		stack[0] = key_shard(c, cmd->first_key, true);
+		*out = stack;
+		return 1;
+	}
 	return collect_shards(c, cmd, stack, out);
 }
 
-void dispatch_call(struct client *c, const struct command *cmd)
+/* dispatch_call with the command's clock already read: T0 is the
+ * zr_clock_us() that c->now_ms came from (its duration starts there). */
+static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 {
 	struct server *srv = c->srv;
 	struct cmd_stat *st = &c->stats->cmd[cmd->id];
 	c->cmd = cmd;
 	uint64_t errors_before = c->out.errors;
-	int64_t t0 = zr_mono_us();
 	pubsub_command_begin(c); /* pub/sub: inline delivery to a subscribed publisher */
 	/* persistence (persist.h): while a snapshot runs, a write's lookups
 	 * keep pre-images; a command that changed the keyspace is journaled
@@ -212,7 +304,9 @@ void dispatch_call(struct client *c, const struct command *cmd)
 	cmd->handler(c);
 	persist_command_end(c, cmd, persist_token);
 	pubsub_command_end(c);
-	int64_t dur = zr_mono_us() - t0;
+	int64_t dur = zr_clock_us() - t0;
+	if (dur < 0) /* moved to a CPU whose TSC is behind (zr_clock_us) */
+		dur = 0;
 
 	STAT_INC(st, calls);
 	STAT_ADD(st, usec, dur);
@@ -231,10 +325,14 @@ void dispatch_call(struct client *c, const struct command *cmd)
 		latency_record_command(srv, cmd, dur);
 }
 
-enum dispatch_result dispatch_command(struct client *c)
+void dispatch_call(struct client *c, const struct command *cmd)
+{
+	call_from(c, cmd, zr_clock_us());
+}
+
+static enum dispatch_result run_command(struct client *c)
 {
 	struct server *srv = c->srv;
-	c->key_hash_argv = NULL; /* argv is reused by the next request */
 	const struct command *cmd = resolve(c);
 	if (!cmd)
 		return DISPATCH_DONE;
@@ -256,20 +354,22 @@ enum dispatch_result dispatch_command(struct client *c)
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}
-	c->now_ms = zr_time_ms();
+	/* one clock read: the TTL instant and the start of the duration */
+	int64_t t0 = zr_clock_us();
+	c->now_ms = zr_wall_ms_at(t0);
 	if (c->multi && !multi_runs_now(cmd)) {
 		if ((cmd->flags & CMD_NOMULTI)) {
 			reply_error(&c->out, "ERR Command not allowed inside a transaction");
 			reject(c, &c->stats->cmd[cmd->id]);
 			return DISPATCH_DONE;
 		}
-		if (memory_ok(c, cmd))
+		if (memory_ok(c, cmd, NULL))
 			multi_queue(c, cmd);
 		return DISPATCH_DONE;
 	}
 	if (paused_for(c, cmd))
 		return DISPATCH_PAUSED;
-	if (!memory_ok(c, cmd))
+	if (!memory_ok(c, cmd, &t0))
 		return DISPATCH_DONE;
 
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */
@@ -284,7 +384,7 @@ enum dispatch_result dispatch_command(struct client *c)
 	int nshards = dispatch_key_shards(c, cmd, stack, &shards);
 	if (nshards)
 		store_lock_set(srv->store, shards, nshards);
-	dispatch_call(c, cmd);
+	call_from(c, cmd, t0);
 	if (nshards)
 		store_unlock_set(srv->store, shards, nshards);
 	if (shards && shards != stack)
@@ -297,4 +397,13 @@ enum dispatch_result dispatch_command(struct client *c)
 		c->flags &= ~CLIENT_REPLY_SKIP;
 	c->out.muted = (c->flags & CLIENT_REPLY_OFF) != 0;
 	return DISPATCH_DONE;
+}
+
+enum dispatch_result dispatch_command(struct client *c)
+{
+	/* c->key_hash may come from the caller for this argv (cmd_key_hash);
+	 * argv is reused by the next request, so it never outlives this one */
+	enum dispatch_result r = run_command(c);
+	c->key_hash_argv = NULL;
+	return r;
 }

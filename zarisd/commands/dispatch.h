@@ -17,7 +17,9 @@ enum dispatch_result {
 	DISPATCH_PAUSED = 1, /* CLIENT PAUSE holds it: call again later with the same argv */
 };
 
-/* Runs c->argv[0..argc). The reply is appended to c->out. */
+/* Runs c->argv[0..argc). The reply is appended to c->out. A caller that
+ * has already hashed argv[i] (store_hash) may pass it in c->key_hash with
+ * key_hash_argv = argv and key_hash_argi = i; it is cleared on return. */
 enum dispatch_result dispatch_command(struct client *c);
 
 /* Prepares a newly accepted client: id, flags, protocol 2, db 0, and

@@ -79,8 +79,8 @@ void mailbox_post(struct server *srv, unsigned worker, uint64_t client_id, mail_
 	in->tail = m;
 	pthread_mutex_unlock(&in->lock);
 	/* one wake-up per batch: the drain takes everything queued so far */
-	if (was_empty && srv->wake)
-		srv->wake(srv->wake_ctx, worker);
+	if (was_empty)
+		server_wake(srv, worker);
 }
 
 unsigned mailbox_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)

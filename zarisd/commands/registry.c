@@ -168,7 +168,7 @@ void registry_flush_kills(struct registry *r, struct server *srv)
 		bool pending = w->kill_pending;
 		w->kill_pending = false;
 		pthread_mutex_unlock(&w->lock);
-		if (pending && srv->wake)
-			srv->wake(srv->wake_ctx, i);
+		if (pending)
+			server_wake(srv, i);
 	}
 }

@@ -17,12 +17,18 @@ void server_settings_changed(struct server *srv)
 	persist_settings_changed(srv); /* appendonly / appendfsync take effect now */
 }
 
+void server_wake(struct server *srv, unsigned worker)
+{
+	pthread_rwlock_rdlock(&srv->wake_lock);
+	if (srv->wake)
+		srv->wake(srv->wake_ctx, worker);
+	pthread_rwlock_unlock(&srv->wake_lock);
+}
+
 void server_wake_all(struct server *srv)
 {
-	if (!srv->wake)
-		return;
 	for (unsigned i = 0; i < srv->nworkers; i++)
-		srv->wake(srv->wake_ctx, i);
+		server_wake(srv, i);
 }
 
 void server_request_shutdown(struct server *srv)

@@ -7,6 +7,7 @@
 #ifndef ZR_SERVER_H
 #define ZR_SERVER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -56,6 +57,7 @@ struct server {
 	 * requests; set by the network layer, callable from any thread. */
 	void (*wake)(void *ctx, unsigned worker);
 	void *wake_ctx;
+	pthread_rwlock_t wake_lock; /* guards wake and wake_ctx (see server_wake) */
 
 	_Atomic int shutdown; /* 1 once SHUTDOWN or a signal asked to stop */
 	/* Journal sequence known to be on disk. The persistence module raises
@@ -76,6 +78,10 @@ void server_request_shutdown(struct server *srv);
  * and samples, LFU parameters) into srv->store; at start-up and after
  * every CONFIG SET. Any thread. */
 void server_settings_changed(struct server *srv);
+/* Wakes worker W's loop if the workers run (srv->wake set). Any thread:
+ * holds wake_lock for reading, so the network layer can take the wake
+ * function away (write lock) before it closes the workers' event fds. */
+void server_wake(struct server *srv, unsigned worker);
 /* Wakes every worker (after changing shared state they must notice). */
 void server_wake_all(struct server *srv);
 

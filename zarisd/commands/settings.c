@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "zarisd/commands/notify.h"
 #include "zarisd/core/log.h"
@@ -29,6 +30,8 @@ enum setting_kind {
 
 #define SF_IMMUTABLE 0x1 /* start-up only: CONFIG SET refuses */
 #define SF_SENSITIVE 0x2 /* redact in logs */
+#define SF_CHDIR 0x4	 /* dir: CONFIG SET changes the working directory; shows getcwd() */
+#define SF_BASENAME 0x8	 /* a file name, not a path (dbfilename) */
 
 struct setting;
 typedef int (*setting_parse_fn)(struct settings *s, const struct setting *row, const char *v, char *err,
@@ -84,8 +87,7 @@ static const struct setting setting_rows[] = {
 	  "number of databases" },
 	{ "shard-bits", SK_PLAIN_INT, OFF(shard_bits), SF_IMMUTABLE, 0, 16, NULL, NULL, NULL,
 	  "log2 of the keyspace shard count" },
-	{ "dir", SK_PLAIN_STRING, OFF(dir), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "working directory for data files" },
+	{ "dir", SK_STRING, OFF(dir), SF_CHDIR, 0, 0, NULL, NULL, NULL, "working directory for data files" },
 	{ "logfile", SK_PLAIN_STRING, OFF(logfile), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
 	  "log file (empty = stderr)" },
 	{ "pidfile", SK_PLAIN_STRING, OFF(pidfile), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
@@ -160,7 +162,7 @@ static const struct setting setting_rows[] = {
 	{ "list-max-ziplist-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
 	  "alias of list-max-listpack-size" },
 	/* --- persistence (persist/) --- */
-	{ "dbfilename", SK_PLAIN_STRING, OFF(dbfilename), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
+	{ "dbfilename", SK_STRING, OFF(dbfilename), SF_BASENAME, 0, 0, NULL, NULL, NULL,
 	  "snapshot file name (in dir)" },
 	{ "appendfilename", SK_PLAIN_STRING, OFF(appendfilename), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
 	  "append-only log segment name prefix" },
@@ -428,6 +430,24 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
+/* CONFIG SET dir: Redis's setConfigDirOption, chdir at once (main does it
+ * at start-up, after every setting is read). Keeps the absolute path, so
+ * a rollback (cmd_config.c) or a later relative value stays right. */
+static int set_dir(struct settings *s, const struct setting *row, const char *value, char *err, size_t errlen)
+{
+	char cwd[PATH_MAX];
+	if (chdir(value) < 0 || !getcwd(cwd, sizeof(cwd))) {
+		snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", row->name,
+			 strerror(errno));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&s->lock);
+	zr_free(*(char **)field(s, row));
+	*(char **)field(s, row) = zr_strdup(cwd);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 int settings_set(struct settings *s, const char *name, const char *value, bool starting, char *err,
 		 size_t errlen)
 {
@@ -442,6 +462,15 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 			 row->name);
 		return -EPERM;
 	}
+	if ((row->flags & SF_BASENAME) && (strchr(value, '/') || strchr(value, '\\'))) {
+		snprintf(
+			err, errlen,
+			"CONFIG SET failed (possibly related to argument '%s') - %s can't be a path, just a filename",
+			row->name, row->name);
+		return -EINVAL;
+	}
+	if ((row->flags & SF_CHDIR) && !starting)
+		return set_dir(s, row, value, err, errlen);
 	long long ll;
 	unsigned long long ull;
 	int iv;
@@ -571,6 +600,8 @@ static void setting_show(struct settings *s, const struct setting *row, char *bu
 			snprintf(buf, size, "%d", *(int *)field(s, row));
 		break;
 	case SK_STRING:
+		if ((row->flags & SF_CHDIR) && getcwd(buf, size))
+			break; /* Redis shows the working directory itself */
 		pthread_mutex_lock(&s->lock);
 		snprintf(buf, size, "%s", *(char **)field(s, row));
 		pthread_mutex_unlock(&s->lock);

@@ -30,6 +30,14 @@
 		.name = n, .arity = ar, .flags = fl, .first_key = fk, .last_key = lk, .key_step = st, \
 		.handler = h, .group = grp, .since = ver, .summary = sum                              \
 	}
+/* A row whose keys (after the fixed fk..lk ones) are counted by argv[kn]
+ * and follow it (command.h keynum_*). */
+#define ROW_KEYNUM(n, ar, fl, fk, lk, st, kn, h, grp, ver, sum)                                       \
+	{                                                                                             \
+		.name = n, .arity = ar, .flags = fl, .first_key = fk, .last_key = lk, .key_step = st, \
+		.keynum_index = kn, .keynum_first = 1, .keynum_step = 1, .handler = h, .group = grp,  \
+		.since = ver, .summary = sum                                                          \
+	}
 #define CONTAINER(n, ar, fl, subs, grp, ver, sum)                                                         \
 	{                                                                                                 \
 		.name = n, .arity = ar, .flags = (fl) | CMD_CONTAINER, .subcommands = subs, .group = grp, \
@@ -208,7 +216,7 @@ static struct command command_rows[] = {
 	/* Redis's key spec is "numkeys at 1, keys from 2"; the range 2..last
 	 * over-approximates it (LIMIT and its value get locked too, which
 	 * only costs a lock) so the dispatcher holds every key's shard. */
-	ROW("sintercard", -3, R, 2, -1, 1, cmd_sintercard, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets."),
+	ROW_KEYNUM("sintercard", -3, R, 0, 0, 0, 1, cmd_sintercard, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets."),
 	ROW("sinterstore", -3, W | M, 1, -1, 1, cmd_sinterstore, "set", "1.0.0", "Stores the intersect of multiple sets in a key."),
 	ROW("sunion", -2, R, 1, -1, 1, cmd_sunion, "set", "1.0.0", "Returns the union of multiple sets."),
 	ROW("sunionstore", -3, W | M, 1, -1, 1, cmd_sunionstore, "set", "1.0.0", "Stores the union of multiple sets in a key."),
@@ -247,15 +255,15 @@ static struct command command_rows[] = {
 	 * holds every input's shard. */
 	ROW("bzpopmin", -3, W | NS | CMD_BLOCKING | F, 1, -2, 1, cmd_bzpopmin, "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"),
 	ROW("bzpopmax", -3, W | NS | CMD_BLOCKING | F, 1, -2, 1, cmd_bzpopmax, "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available"),
-	ROW("bzmpop", -5, W | CMD_BLOCKING, 3, -1, 1, cmd_bzmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available"),
-	ROW("zmpop", -4, W, 2, -1, 1, cmd_zmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set"),
-	ROW("zunion", -3, R, 2, -1, 1, cmd_zunion, "sorted-set", "6.2.0", "Add multiple sorted sets"),
-	ROW("zinter", -3, R, 2, -1, 1, cmd_zinter, "sorted-set", "6.2.0", "Intersect multiple sorted sets"),
-	ROW("zdiff", -3, R, 2, -1, 1, cmd_zdiff, "sorted-set", "6.2.0", "Subtract multiple sorted sets"),
-	ROW("zintercard", -3, R, 2, -1, 1, cmd_zintercard, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result"),
-	ROW("zunionstore", -4, W | M, 1, -1, 1, cmd_zunionstore, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key"),
-	ROW("zinterstore", -4, W | M, 1, -1, 1, cmd_zinterstore, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
-	ROW("zdiffstore", -4, W | M, 1, -1, 1, cmd_zdiffstore, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
+	ROW_KEYNUM("bzmpop", -5, W | CMD_BLOCKING, 0, 0, 0, 2, cmd_bzmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available"),
+	ROW_KEYNUM("zmpop", -4, W, 0, 0, 0, 1, cmd_zmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set"),
+	ROW_KEYNUM("zunion", -3, R, 0, 0, 0, 1, cmd_zunion, "sorted-set", "6.2.0", "Add multiple sorted sets"),
+	ROW_KEYNUM("zinter", -3, R, 0, 0, 0, 1, cmd_zinter, "sorted-set", "6.2.0", "Intersect multiple sorted sets"),
+	ROW_KEYNUM("zdiff", -3, R, 0, 0, 0, 1, cmd_zdiff, "sorted-set", "6.2.0", "Subtract multiple sorted sets"),
+	ROW_KEYNUM("zintercard", -3, R, 0, 0, 0, 1, cmd_zintercard, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result"),
+	ROW_KEYNUM("zunionstore", -4, W | M, 1, 1, 1, 2, cmd_zunionstore, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key"),
+	ROW_KEYNUM("zinterstore", -4, W | M, 1, 1, 1, 2, cmd_zinterstore, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
+	ROW_KEYNUM("zdiffstore", -4, W | M, 1, 1, 1, 2, cmd_zdiffstore, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
 
 	/* --- lists and blocking pops (cmd_list.c) --- */
 	ROW("lpush", -3, W | M | F, 1, 1, 1, cmd_lpush, "list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -277,12 +285,12 @@ static struct command command_rows[] = {
 	/* Redis's key spec is "numkeys, then keys"; the range to the last
 	 * argument over-approximates it (the direction and COUNT get
 	 * locked too, which only costs a lock). */
-	ROW("lmpop", -4, W, 2, -1, 1, cmd_lmpop, "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
+	ROW_KEYNUM("lmpop", -4, W, 0, 0, 0, 1, cmd_lmpop, "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
 	ROW("blpop", -3, W | NS | CMD_BLOCKING, 1, -2, 1, cmd_blpop, "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
 	ROW("brpop", -3, W | NS | CMD_BLOCKING, 1, -2, 1, cmd_brpop, "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
 	ROW("blmove", 6, W | M | NS | CMD_BLOCKING, 1, 2, 1, cmd_blmove, "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
 	ROW("brpoplpush", 4, W | M | NS | CMD_BLOCKING, 1, 2, 1, cmd_brpoplpush, "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
-	ROW("blmpop", -5, W | CMD_BLOCKING, 3, -1, 1, cmd_blmpop, "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+	ROW_KEYNUM("blmpop", -5, W | CMD_BLOCKING, 0, 0, 0, 2, cmd_blmpop, "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
 
 	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c) --- */
 	ROW("setbit", 4, W | M, 1, 1, 1, cmd_setbit, "bitmap", "2.2.0", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
@@ -456,6 +464,22 @@ const struct command *command_at(unsigned i)
 const struct command *command_by_id(unsigned id)
 {
 	return id < rows_total ? rows_by_id[id] : NULL;
+}
+
+bool command_keynum_range(const struct command *cmd, const struct resp_arg *argv, int argc, int *first,
+			  int *last)
+{
+	long long n;
+	if (cmd->keynum_index <= 0 || cmd->keynum_index >= argc ||
+	    !zr_str_to_ll(argv[cmd->keynum_index].ptr, argv[cmd->keynum_index].len, &n) || n < 1 || n > argc)
+		return false;
+	long long f = (long long)cmd->keynum_index + cmd->keynum_first;
+	long long l = f + (n - 1) * (cmd->keynum_step > 0 ? cmd->keynum_step : 1);
+	if (l >= argc)
+		return false;
+	*first = (int)f;
+	*last = (int)l;
+	return true;
 }
 
 size_t command_full_name(const struct command *cmd, char *buf, size_t size)

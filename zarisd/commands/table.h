@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "zarisd/commands/command.h"
+#include "zarisd/proto/resp.h"
 
 void command_table_init(void);
 /* The top-level row named NAME (case-insensitive), or NULL. */
@@ -23,6 +24,15 @@ unsigned command_count(void);
 const struct command *command_at(unsigned i);
 /* The row with stats id ID (top-level or subcommand). */
 const struct command *command_by_id(unsigned id);
+/* The keys that argv[cmd->keynum_index] counts (command.h): true with
+ * their positions argv[*FIRST .. *LAST], step cmd->keynum_step, when the
+ * row has a count and it is an integer >= 1 (string2ll's syntax) whose
+ * keys all lie inside ARGV[0..ARGC). False otherwise: the handler will
+ * reply the error, and nothing beyond the row's fixed keys is a key. Any
+ * thread; reads ARGV only. */
+bool command_keynum_range(const struct command *cmd, const struct resp_arg *argv, int argc, int *first,
+			  int *last);
+
 /* Writes "get" or "config|get" into BUF. */
 size_t command_full_name(const struct command *cmd, char *buf, size_t size);
 

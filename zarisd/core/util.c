@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,9 @@
 #include <sys/random.h>
 #include <time.h>
 #include <xxhash.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 bool zr_str_to_ull(const char *s, size_t len, unsigned long long *out)
 {
@@ -276,6 +281,112 @@ int64_t zr_mono_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The command clock's TSC scale: written once under tsc_once, then only
+ * read (tsc_state is the release/acquire flag that publishes the rest). */
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static _Atomic int tsc_state; /* 0 = not calibrated yet, 1 = TSC, -1 = CLOCK_MONOTONIC */
+static uint64_t tsc_base;     /* TSC at calibration */
+static int64_t tsc_base_us;   /* zr_mono_us() at calibration */
+static uint64_t tsc_mult;     /* microseconds per tick, 32.32 fixed point */
+
+#if defined(__x86_64__)
+/* Whether /proc/cpuinfo lists both flags that make the TSC a clock: a
+ * constant rate whatever the frequency, and no stop in deep C-states. */
+static bool tsc_invariant(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return false;
+	char line[4096];
+	bool constant = false, nonstop = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void tsc_calibrate(void)
+{
+	int state = -1;
+	if (tsc_invariant()) {
+		int64_t n0 = mono_ns(), n1;
+		uint64_t t0 = __rdtsc(), t1;
+		do {
+			n1 = mono_ns();
+			t1 = __rdtsc();
+		} while (n1 - n0 < 2000000);
+		if (t1 > t0) {
+			tsc_mult = (uint64_t)(((unsigned __int128)(uint64_t)(n1 - n0) << 32) /
+					      ((unsigned __int128)(t1 - t0) * 1000));
+			tsc_base = t1;
+			tsc_base_us = n1 / 1000;
+			state = tsc_mult ? 1 : -1;
+		}
+	}
+	atomic_store_explicit(&tsc_state, state, memory_order_release);
+}
+
+void zr_clock_init(void)
+{
+	pthread_once(&tsc_once, tsc_calibrate);
+}
+
+int64_t zr_clock_us(void)
+{
+	int state = atomic_load_explicit(&tsc_state, memory_order_acquire);
+	if (__builtin_expect(state == 0, 0)) {
+		zr_clock_init();
+		state = atomic_load_explicit(&tsc_state, memory_order_acquire);
+	}
+	if (state < 0)
+		return zr_mono_us();
+	/* signed: a core whose TSC is a little behind the calibrating one's
+	 * gives a slightly earlier time, not a huge one */
+	int64_t ticks = (int64_t)(__rdtsc() - tsc_base);
+	return tsc_base_us + (int64_t)(((__int128)ticks * (__int128)tsc_mult) >> 32);
+}
+#else
+void zr_clock_init(void)
+{
+}
+
+int64_t zr_clock_us(void)
+{
+	return zr_mono_us();
+}
+#endif
+
+/* Per thread: CLOCK_REALTIME minus the command clock in microseconds, and
+ * the command-clock instant it was measured at (INT64_MIN: never). */
+static _Thread_local int64_t wall_anchor_us = INT64_MIN;
+static _Thread_local int64_t wall_minus_clock_us;
+
+int64_t zr_wall_ms_at(int64_t clock_us)
+{
+	if (wall_anchor_us == INT64_MIN || clock_us - wall_anchor_us >= 1000 || clock_us < wall_anchor_us) {
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		int64_t now = zr_clock_us();
+		wall_minus_clock_us = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000 - now;
+		wall_anchor_us = clock_us;
+	}
+	int64_t us = clock_us + wall_minus_clock_us;
+	/* floor, as zr_time_ms() does for a positive time */
+	return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 
 /* Written once by zr_hash_init() before threads start, read-only after. */

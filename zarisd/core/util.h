@@ -46,6 +46,22 @@ int64_t zr_time_ms(void);
 int64_t zr_time_us(void);
 /* Monotonic clock in microseconds (for durations). */
 int64_t zr_mono_us(void);
+/* The command clock: monotonic microseconds for timing each command (the
+ * two reads per command were a visible part of its cost). On x86-64 with
+ * an invariant TSC (constant_tsc and nonstop_tsc) it is the TSC scaled by
+ * a rate measured against CLOCK_MONOTONIC once per process (about 2 ms,
+ * on first use or at zr_clock_init); elsewhere it is zr_mono_us(). Only
+ * differences of its values mean something (durations; a thread that
+ * moves between CPUs may see one clamped to 0 by the caller). Any thread. */
+int64_t zr_clock_us(void);
+/* Calibrates the command clock now rather than on its first use. */
+void zr_clock_init(void);
+/* The wall clock in milliseconds at CLOCK_US, a zr_clock_us() reading just
+ * taken by the calling thread: one clock read per command serves both the
+ * command's duration and its TTL instant. CLOCK_REALTIME is read again when
+ * this thread's last reading is a millisecond old or more, so a step of the
+ * wall clock shows within a millisecond. */
+int64_t zr_wall_ms_at(int64_t clock_us);
 
 /* Seeds the key hash with random bytes (hash flooding protection). Call
  * once before any thread starts. */

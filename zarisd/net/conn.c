@@ -20,6 +20,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/worker.h"
+#include "zarisd/store/store.h"
 
 static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t size, bool *loopback)
 {
@@ -118,12 +119,84 @@ static void protocol_error(struct conn *c)
 	c->close_after_send = true;
 }
 
+/* Requests parsed ahead of running them (a pipelined batch). A random key
+ * in a big keyspace misses the cache (and the TLB) at each of its shard,
+ * bucket and entry, one after the other, and those waits were most of a
+ * GET's or SET's time. So the requests already in the buffer are parsed
+ * as a group and the store's three prefetch steps are taken for all of
+ * them, step by step across the group (group prefetching): the misses of
+ * one step overlap instead of adding up, and by the time a command runs
+ * its lines have arrived. The key's hash is handed to the dispatcher, so
+ * it is computed once. Only whole, canonical requests of a few arguments
+ * are taken ahead (resp_parse_whole, which is exactly resp_parse's fast
+ * case); anything else is parsed by the parser when it reaches the head.
+ * Requests parsed ahead but not run (pause, block, close, changed limits)
+ * are dropped and parsed again later: parsing ahead only reads the buffer. */
+#define CONN_AHEAD 16
+#define CONN_AHEAD_ARGS 5
+
+struct ahead_req {
+	struct resp_arg argv[CONN_AHEAD_ARGS];
+	size_t len;    /* bytes of the request */
+	uint64_t hash; /* store_hash(argv[1]) when hashed */
+	int argc;
+	bool hashed;
+};
+
+/* Invariant: req[head] starts at the caller's pos, and the n requests
+ * req[head..head+n) follow one another in the buffer. */
+struct ahead {
+	struct ahead_req req[CONN_AHEAD];
+	unsigned head, n;
+	struct resp_limits lim; /* the limits they were parsed under */
+};
+
+/* Parses up to CONN_AHEAD requests from BUF+POS and prefetches for them. */
+static void ahead_fill(struct conn *c, struct ahead *a, char *buf, size_t pos, size_t len)
+{
+	struct store *store = c->w->srv->store;
+	unsigned db = c->client.db;
+	a->head = a->n = 0;
+	while (a->n < CONN_AHEAD && pos < len) {
+		struct ahead_req *r = &a->req[a->n];
+		size_t n =
+			resp_parse_whole(buf + pos, len - pos, &a->lim, r->argv, CONN_AHEAD_ARGS, &r->argc);
+		if (!n)
+			break;
+		r->len = n;
+		/* argv[1] is the key of nearly every command worth prefetching
+		 * for; for others it costs one useless prefetch */
+		r->hashed = r->argc >= 2 && store &&
+			    store_prefetch(store, db, r->argv[1].ptr, r->argv[1].len, &r->hash);
+		pos += n;
+		a->n++;
+	}
+	/* a lone request (no pipeline) would only wait for its own lines
+	 * here instead of in its lookup: nothing to overlap */
+	if (a->n < 2)
+		return;
+	for (unsigned k = 0; k < a->n; k++)
+		if (a->req[k].hashed)
+			store_prefetch_bucket(store, db, a->req[k].hash);
+	for (unsigned k = 0; k < a->n; k++)
+		if (a->req[k].hashed)
+			store_prefetch_entry(store, db, a->req[k].hash);
+}
+
+static bool limits_equal(const struct resp_limits *x, const struct resp_limits *y)
+{
+	return x->max_bulk_len == y->max_bulk_len && x->max_multibulk == y->max_multibulk &&
+	       x->max_inline == y->max_inline;
+}
+
 /* Parses and runs requests in BUF[0..LEN). Returns the bytes consumed
  * (complete requests); sets *stop when processing must stop (pause,
  * protocol error, close requested). */
 static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 {
 	struct resp_limits lim;
+	struct ahead ahead;
+	ahead.head = ahead.n = 0;
 	size_t pos = 0;
 	*stop = false;
 	/* CLIENT_BLOCKED (commands/blocking.h): a blocked client runs no
@@ -131,22 +204,45 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 	while (pos < len && !c->close_after_send && !(c->client.flags & CLIENT_BLOCKED)) {
 		size_t used = 0;
 		conn_limits(c, &lim);
-		enum resp_result r = resp_parse(&c->parser, buf + pos, len - pos, &lim, &used);
-		if (r == RESP_INCOMPLETE)
-			break;
-		if (r == RESP_ERROR) {
-			protocol_error(c);
-			*stop = true;
-			return len;
+		/* the last command changed the limits (AUTH, CONFIG SET): what
+		 * was parsed ahead under the old ones is parsed again */
+		if (ahead.n && !limits_equal(&lim, &ahead.lim))
+			ahead.n = 0;
+		if (!ahead.n && resp_at_start(&c->parser)) {
+			ahead.lim = lim;
+			ahead_fill(c, &ahead, buf, pos, len);
 		}
-		if (r == RESP_EMPTY) {
-			pos += used;
-			continue;
+		struct ahead_req *r = NULL;
+		if (ahead.n) {
+			r = &ahead.req[ahead.head];
+			used = r->len;
+			c->client.argv = r->argv;
+			c->client.argc = r->argc;
+			if (r->hashed) {
+				/* dispatch (cmd_key_hash) takes it instead of hashing */
+				c->client.key_hash = r->hash;
+				c->client.key_hash_argv = r->argv;
+				c->client.key_hash_argi = 1;
+			}
+		} else {
+			enum resp_result res = resp_parse(&c->parser, buf + pos, len - pos, &lim, &used);
+			if (res == RESP_INCOMPLETE)
+				break;
+			if (res == RESP_ERROR) {
+				protocol_error(c);
+				*stop = true;
+				return len;
+			}
+			if (res == RESP_EMPTY) {
+				pos += used;
+				continue;
+			}
+			c->client.argv = c->parser.argv;
+			c->client.argc = c->parser.argc;
 		}
-		c->client.argv = c->parser.argv;
-		c->client.argc = c->parser.argc;
 		if (c->w->srv->execute(&c->client) == DISPATCH_PAUSED) {
 			/* the request stays unconsumed; it is parsed again on resume */
+			c->client.key_hash_argv = NULL;
 			resp_parser_free(&c->parser);
 			resp_parser_init(&c->parser);
 			c->paused = true;
@@ -156,7 +252,12 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 		}
 		c->client.argv = NULL;
 		c->client.argc = 0;
+		c->client.key_hash_argv = NULL;
 		pos += used;
+		if (r) {
+			ahead.head++;
+			ahead.n--;
+		}
 		if (c->client.flags & CLIENT_CLOSE_AFTER_REPLY)
 			c->close_after_send = true;
 		/* Like Redis, stop at the first reply over the hard limit: the

@@ -87,9 +87,12 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 		if (rc < 0)
 			goto out_close;
 	}
-	/* set before any worker runs: commands may wake workers from the start */
+	/* set before any worker runs (every event fd exists by now): commands
+	 * and the log writer may wake workers from the start */
+	pthread_rwlock_wrlock(&srv->wake_lock);
 	srv->wake_ctx = workers;
 	srv->wake = wake_worker;
+	pthread_rwlock_unlock(&srv->wake_lock);
 
 	/* Signals are taken by this thread alone, synchronously; workers
 	 * inherit the blocked mask. */
@@ -130,8 +133,12 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 		worker_join(&workers[i]);
 	for (unsigned i = 0; i < started; i++)
 		worker_drop_conns(&workers[i]);
+	/* after this no thread (the log writer included) can reach an event
+	 * fd: server_wake holds the read side while it calls wake */
+	pthread_rwlock_wrlock(&srv->wake_lock);
 	srv->wake = NULL;
 	srv->wake_ctx = NULL;
+	pthread_rwlock_unlock(&srv->wake_lock);
 	for (unsigned i = 0; i < started; i++)
 		worker_destroy(&workers[i]);
 out_close:

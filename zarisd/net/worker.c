@@ -132,6 +132,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	zr_mem_thread_slot(w->index + 1);
+	zr_clock_init(); /* its ~2 ms calibration now, not in a first command */
 	char name[16];
 	snprintf(name, sizeof(name), "zaris-w%u", w->index);
 	pthread_setname_np(pthread_self(), name);

@@ -7,6 +7,7 @@
  */
 #include "zarisd/persist/aof.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zarisd/commands/server.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/persist/fileio.h"
 
 #define AOF_MAX_OPEN_TXN 256
 
@@ -48,16 +51,25 @@ struct aof {
 	int nopen;
 	bool cut_pending;
 	size_t cut_off;
-	uint64_t cut_seq; /* start seq of the segment the cut opens */
+	uint64_t cut_seq;    /* start seq of the segment the cut opens */
+	char *cut_dir;	     /* the directory the cut moves the log to, or NULL */
+	pthread_cond_t room; /* aof_append: the committed bytes went under `limit` */
+	size_t limit;	     /* back-pressure bound on committed, unwritten bytes */
+	size_t peak;	     /* most bytes `buf` held (INFO aof_buffer_peak) */
 	uint64_t cut_gen, cut_gen_done;
 	bool running, stop, writer_idle;
 	enum aof_fsync mode;
 	pthread_t thread;
 
-	/* writer thread only (read by aof_stats under mu) */
+	/* writer thread only (dir: changed by the writer under mu at a cut
+	 * that moves the log, or by aof_set_dir while stopped) */
 	int fd;
 	uint64_t seg_start;
-	uint64_t written_seq, synced_seq;
+	/* written by the writer alone, read by aof_stats: relaxed, each value
+	 * stands on its own (durability is published through journal_durable) */
+	_Atomic uint64_t written_seq, synced_seq;
+	_Atomic int64_t stall_ms; /* DEBUG JOURNAL-STALL: sleep before the next write */
+	_Atomic uint64_t waits;	  /* appends that waited for room */
 	int64_t last_fsync_ms;
 	bool unsynced;
 	_Atomic uint64_t current_size;
@@ -76,6 +88,8 @@ struct aof *aof_create(struct server *srv, const char *dir_path, const char *nam
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->wake, NULL);
 	pthread_cond_init(&a->cut_done, NULL);
+	pthread_cond_init(&a->room, NULL);
+	a->limit = AOF_BUFFER_LIMIT;
 	jbuf_init(&a->buf);
 	return a;
 }
@@ -88,6 +102,8 @@ void aof_destroy(struct aof *a)
 	jbuf_free(&a->buf);
 	pthread_cond_destroy(&a->wake);
 	pthread_cond_destroy(&a->cut_done);
+	pthread_cond_destroy(&a->room);
+	zr_free(a->cut_dir);
 	pthread_mutex_destroy(&a->mu);
 	zr_free(a->dir);
 	zr_free(a->name);
@@ -135,30 +151,6 @@ static char *seg_path(const struct aof *a, uint64_t start)
 	return p;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static void fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* Opens segment START (creating it with its header) as a->fd. */
 static int open_segment(struct aof *a, uint64_t start, bool fresh)
 {
@@ -178,7 +170,7 @@ static int open_segment(struct aof *a, uint64_t start, bool fresh)
 	jbuf_u32(&h, fresh ? JR_SEG_FRESH : 0);
 	jbuf_u64(&h, (uint64_t)zr_time_ms());
 	jr_frame_end(&h, off);
-	int r = write_all(fd, h.p, h.len);
+	int r = fileio_write_all(fd, h.p, h.len);
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	atomic_fetch_add_explicit(&a->current_size, h.len, memory_order_relaxed);
@@ -189,7 +181,7 @@ static int open_segment(struct aof *a, uint64_t start, bool fresh)
 		zr_free(path);
 		return r;
 	}
-	fsync_dir(a->dir);
+	fileio_fsync_dir(a->dir);
 	zr_free(path);
 	a->fd = fd;
 	a->seg_start = start;
@@ -208,11 +200,11 @@ static void close_segment(struct aof *a)
 
 /* Bytes of every segment on disk (the size counter restarts from it
  * whenever segments come or go other than by our appends). */
-static uint64_t segments_size(const struct aof *a)
+static uint64_t segments_size(const struct aof *a, const char *dir)
 {
 	char **paths;
 	uint64_t *starts;
-	int n = aof_list(a->dir, a->name, &paths, &starts);
+	int n = aof_list(dir, a->name, &paths, &starts);
 	uint64_t total = 0;
 	for (int i = 0; i < n; i++) {
 		struct stat st;
@@ -236,7 +228,7 @@ static void publish(struct aof *a, uint64_t seq)
 
 static int do_write(struct aof *a, const unsigned char *p, size_t n)
 {
-	int r = write_all(a->fd, p, n);
+	int r = fileio_write_all(a->fd, p, n);
 	if (r < 0) {
 		atomic_store_explicit(&a->last_errno, -r, memory_order_relaxed);
 		zr_log(ZR_LOG_WARNING, "Error writing to the append-only file: %s", strerror(-r));
@@ -244,6 +236,9 @@ static int do_write(struct aof *a, const unsigned char *p, size_t n)
 	}
 	atomic_fetch_add_explicit(&a->current_size, n, memory_order_relaxed);
 	a->unsynced = true;
+	/* Redis's aof_last_write_status turns ok again once a write works */
+	if (atomic_exchange_explicit(&a->last_errno, 0, memory_order_relaxed))
+		zr_log(ZR_LOG_WARNING, "AOF write error looks solved, zarisd can write again.");
 	return 0;
 }
 
@@ -261,6 +256,45 @@ static void do_fsync(struct aof *a)
 	a->last_fsync_ms = t1;
 	a->unsynced = false;
 	atomic_fetch_add_explicit(&a->fsyncs, 1, memory_order_relaxed);
+}
+
+static void mark_synced(struct aof *a, uint64_t seq)
+{
+	atomic_store_explicit(&a->synced_seq, seq, memory_order_relaxed);
+}
+
+/* At a cut: opens segment START, in NEW_DIR when the cut moves the log
+ * (CONFIG SET dir) — whatever segments NEW_DIR held are not ours and are
+ * removed first, and the segment is marked fresh, so the new directory
+ * never loads without the snapshot of this cut. When NEW_DIR cannot be
+ * used, the log stays where it was. Consumes NEW_DIR. */
+static void switch_segment(struct aof *a, uint64_t start, char *new_dir)
+{
+	if (new_dir) {
+		if (mkdir(new_dir, 0755) < 0 && errno != EEXIST) {
+			zr_log(ZR_LOG_WARNING,
+			       "Can't create the append-only directory %s: %s; the log stays in %s", new_dir,
+			       strerror(errno), a->dir);
+			zr_free(new_dir);
+			new_dir = NULL;
+		} else {
+			aof_remove_all(new_dir, a->name);
+			pthread_mutex_lock(&a->mu);
+			char *old = a->dir;
+			a->dir = new_dir;
+			pthread_mutex_unlock(&a->mu);
+			if (open_segment(a, start, true) == 0) {
+				zr_log(ZR_LOG_NOTICE, "The append-only log moved to %s", new_dir);
+				zr_free(old);
+				return;
+			}
+			pthread_mutex_lock(&a->mu);
+			a->dir = old;
+			pthread_mutex_unlock(&a->mu);
+			zr_free(new_dir);
+		}
+	}
+	open_segment(a, start, false);
 }
 
 static void *writer_main(void *arg)
@@ -291,7 +325,7 @@ static void *writer_main(void *arg)
 			}
 			pthread_mutex_unlock(&a->mu);
 			do_fsync(a);
-			a->synced_seq = a->written_seq;
+			mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 			pthread_mutex_lock(&a->mu);
 			continue;
 		}
@@ -300,10 +334,14 @@ static void *writer_main(void *arg)
 		uint64_t seq = a->commit_seq;
 		size_t cut = cut_now ? a->cut_off : SIZE_MAX;
 		uint64_t cut_seq = a->cut_seq, cut_gen = a->cut_gen;
-		if (cut_now)
+		char *cut_dir = NULL;
+		if (cut_now) {
 			a->cut_pending = false;
-		else if (a->cut_pending)
+			cut_dir = a->cut_dir;
+			a->cut_dir = NULL;
+		} else if (a->cut_pending) {
 			a->cut_off -= n;
+		}
 		struct jbuf t = out;
 		out = a->buf;
 		a->buf = t;
@@ -313,14 +351,20 @@ static void *writer_main(void *arg)
 		for (int i = 0; i < a->nopen; i++)
 			a->open[i].start -= n;
 		a->commit_len = 0;
+		pthread_cond_broadcast(&a->room);
 		enum aof_fsync mode = a->mode;
 		pthread_mutex_unlock(&a->mu);
+		int64_t stall = atomic_exchange_explicit(&a->stall_ms, 0, memory_order_relaxed);
+		if (stall > 0) {
+			struct timespec ts = { stall / 1000, (stall % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
 
 		if (cut != SIZE_MAX) {
 			if (cut && a->fd >= 0)
 				do_write(a, out.p, cut);
 			close_segment(a);
-			open_segment(a, cut_seq, false);
+			switch_segment(a, cut_seq, cut_dir);
 			pthread_mutex_lock(&a->mu);
 			a->cut_gen_done = cut_gen;
 			pthread_cond_broadcast(&a->cut_done);
@@ -330,12 +374,12 @@ static void *writer_main(void *arg)
 		}
 		if (n > cut && a->fd >= 0)
 			do_write(a, out.p + cut, n - cut);
-		a->written_seq = seq;
+		atomic_store_explicit(&a->written_seq, seq, memory_order_relaxed);
 		if (mode == AOF_FSYNC_ALWAYS ||
 		    (mode == AOF_FSYNC_EVERYSEC && zr_time_ms() - a->last_fsync_ms >= 1000)) {
 			if (a->fd >= 0)
 				do_fsync(a);
-			a->synced_seq = seq;
+			mark_synced(a, seq);
 		}
 		publish(a, seq);
 		pthread_mutex_lock(&a->mu);
@@ -343,7 +387,7 @@ static void *writer_main(void *arg)
 	pthread_mutex_unlock(&a->mu);
 	if (a->fd >= 0)
 		do_fsync(a);
-	a->synced_seq = a->written_seq;
+	mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 	jbuf_free(&out);
 	return NULL;
 }
@@ -371,9 +415,10 @@ int aof_start(struct aof *a, enum aof_fsync mode, bool fresh)
 	int r = open_segment(a, start, fresh);
 	if (r < 0)
 		return r;
-	a->written_seq = a->synced_seq = start - 1;
+	atomic_store_explicit(&a->written_seq, start - 1, memory_order_relaxed);
+	mark_synced(a, start - 1);
 	a->last_fsync_ms = zr_time_ms();
-	atomic_store_explicit(&a->current_size, segments_size(a), memory_order_relaxed);
+	atomic_store_explicit(&a->current_size, segments_size(a, a->dir), memory_order_relaxed);
 	if (pthread_create(&a->thread, NULL, writer_main, a) != 0) {
 		close_segment(a);
 		return -EAGAIN;
@@ -393,6 +438,7 @@ void aof_stop(struct aof *a)
 	}
 	a->running = false; /* appends from now on are dropped */
 	a->stop = true;
+	pthread_cond_broadcast(&a->room);
 	/* an open transaction's records are written too: its workers are gone
 	 * or its commit is lost with the process anyway */
 	if (a->nopen) {
@@ -404,7 +450,7 @@ void aof_stop(struct aof *a)
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
 	close_segment(a);
-	publish(a, a->written_seq);
+	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 }
 
 /* --- appending (workers) -------------------------------------------------------- */
@@ -432,6 +478,19 @@ uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn)
 		pthread_mutex_unlock(&a->mu);
 		return 0;
 	}
+	/* back-pressure: wait while the committed bytes the writer has not
+	 * taken would pass the limit (one record larger than the limit goes
+	 * alone). Only committed bytes count: the writer can always drain
+	 * them, so waiting cannot deadlock behind an open transaction. */
+	if (a->commit_len && a->commit_len + rec->len > a->limit) {
+		atomic_fetch_add_explicit(&a->waits, 1, memory_order_relaxed);
+		while (a->running && a->commit_len && a->commit_len + rec->len > a->limit)
+			pthread_cond_wait(&a->room, &a->mu);
+		if (!a->running) {
+			pthread_mutex_unlock(&a->mu);
+			return 0;
+		}
+	}
 	uint64_t seq = ++a->last_seq;
 	jr_frame_set_seq(rec, 0, seq);
 	if (txn) {
@@ -442,6 +501,8 @@ uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn)
 			a->open[a->nopen++] = (struct open_txn){ txn, a->buf.len, seq - 1 };
 	}
 	jbuf_put(&a->buf, rec->p, rec->len);
+	if (a->buf.len > a->peak)
+		a->peak = a->buf.len;
 	recompute_commit(a);
 	atomic_fetch_add_explicit(&a->records, 1, memory_order_relaxed);
 	if (a->writer_idle)
@@ -483,11 +544,13 @@ uint64_t aof_commit(struct aof *a, uint64_t txn)
 
 /* --- snapshots ------------------------------------------------------------------ */
 
-uint64_t aof_cut(struct aof *a)
+uint64_t aof_cut(struct aof *a, const char *new_dir)
 {
 	pthread_mutex_lock(&a->mu);
 	uint64_t seq = a->last_seq;
 	if (a->running) {
+		zr_free(a->cut_dir);
+		a->cut_dir = new_dir && strcmp(new_dir, a->dir) ? zr_strdup(new_dir) : NULL;
 		a->cut_pending = true;
 		a->cut_off = a->buf.len;
 		a->cut_seq = seq + 1;
@@ -509,22 +572,28 @@ int aof_drop_before(struct aof *a, uint64_t seq)
 		pthread_cond_timedwait(&a->cut_done, &a->mu, &ts);
 	}
 	bool ok = !a->running || a->cut_gen_done == a->cut_gen;
+	char *dir = zr_strdup(a->dir); /* the writer moves it at a cut */
 	pthread_mutex_unlock(&a->mu);
-	if (!ok)
+	if (!ok) {
+		zr_free(dir);
 		return -ETIMEDOUT;
+	}
 	char **paths;
 	uint64_t *starts;
-	int n = aof_list(a->dir, a->name, &paths, &starts);
-	if (n < 0)
+	int n = aof_list(dir, a->name, &paths, &starts);
+	if (n < 0) {
+		zr_free(dir);
 		return n;
+	}
 	for (int i = 0; i < n; i++) {
 		if (starts[i] <= seq)
 			unlink(paths[i]);
 	}
 	aof_list_free(paths, starts, n);
-	fsync_dir(a->dir);
+	fileio_fsync_dir(dir);
 	/* racy against a concurrent append by a few bytes: only a rewrite trigger reads it */
-	atomic_store_explicit(&a->current_size, segments_size(a), memory_order_relaxed);
+	atomic_store_explicit(&a->current_size, segments_size(a, dir), memory_order_relaxed);
+	zr_free(dir);
 	return 0;
 }
 
@@ -532,14 +601,38 @@ void aof_stats(struct aof *a, struct aof_stats *out)
 {
 	pthread_mutex_lock(&a->mu);
 	out->pending_bytes = a->buf.len;
-	out->written_seq = a->written_seq;
-	out->synced_seq = a->synced_seq;
+	out->buffer_limit = a->limit;
+	out->buffer_peak = a->peak;
 	pthread_mutex_unlock(&a->mu);
+	out->written_seq = atomic_load_explicit(&a->written_seq, memory_order_relaxed);
+	out->synced_seq = atomic_load_explicit(&a->synced_seq, memory_order_relaxed);
+	out->buffer_waits = atomic_load_explicit(&a->waits, memory_order_relaxed);
 	out->current_size = atomic_load_explicit(&a->current_size, memory_order_relaxed);
 	out->fsyncs = atomic_load_explicit(&a->fsyncs, memory_order_relaxed);
 	out->records = atomic_load_explicit(&a->records, memory_order_relaxed);
 	out->last_write_errno = atomic_load_explicit(&a->last_errno, memory_order_relaxed);
 	out->delayed_fsync = atomic_load_explicit(&a->delayed_fsync, memory_order_relaxed);
+}
+
+void aof_set_dir(struct aof *a, const char *dir)
+{
+	pthread_mutex_lock(&a->mu);
+	assert(!a->running);
+	char *old = a->dir;
+	a->dir = zr_strdup(dir);
+	pthread_mutex_unlock(&a->mu);
+	zr_free(old);
+}
+
+void aof_debug(struct aof *a, int64_t stall_ms, size_t limit)
+{
+	atomic_store_explicit(&a->stall_ms, stall_ms, memory_order_relaxed);
+	pthread_mutex_lock(&a->mu);
+	if (limit) {
+		a->limit = limit;
+		pthread_cond_broadcast(&a->room);
+	}
+	pthread_mutex_unlock(&a->mu);
 }
 
 /* --- listing ------------------------------------------------------------------------ */
@@ -587,7 +680,8 @@ int aof_list(const char *dir_path, const char *name, char ***out, uint64_t **sta
 		items[n++] = it;
 	}
 	closedir(d);
-	qsort(items, (size_t)n, sizeof(*items), cmp_start);
+	if (n > 1) /* ITEMS is NULL in an empty directory: qsort must not see it (UBSan) */
+		qsort(items, (size_t)n, sizeof(*items), cmp_start);
 	char **paths = zr_calloc((size_t)n + 1, sizeof(char *));
 	uint64_t *starts = zr_calloc((size_t)n + 1, sizeof(uint64_t));
 	for (int i = 0; i < n; i++) {
@@ -618,5 +712,5 @@ void aof_remove_all(const char *dir_path, const char *name)
 		unlink(paths[i]);
 	if (n > 0)
 		aof_list_free(paths, starts, n);
-	fsync_dir(dir_path);
+	fileio_fsync_dir(dir_path);
 }

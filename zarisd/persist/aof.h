@@ -19,6 +19,18 @@
  * first of them on is written until its JR_COMMIT is appended, so a
  * crash never leaves half a transaction in the file.
  *
+ * Back-pressure: the records appended and committed but not yet taken
+ * by the writer are bounded by AOF_BUFFER_LIMIT bytes (plus the record
+ * being appended). On a disk slower than the write load, aof_append waits
+ * (on the log's condition variable, the caller's shard locks held — the
+ * writer needs none of them) until the writer has taken the buffer, so
+ * the workers slow to the disk's pace instead of memory growing; the
+ * writer's own batch in flight is at most one more such buffer, so the
+ * log holds at most about 2 x AOF_BUFFER_LIMIT. A record larger than the
+ * limit waits for an empty buffer and goes alone. Records of an open
+ * transaction never wait behind themselves (only committed bytes count).
+ * INFO shows aof_buffer_length, _peak, _limit and _waits.
+ *
  * Threads: aof_append/aof_commit from any worker (one mutex, held for a
  * memcpy); the writer thread does all I/O; the others from the persistence
  * control paths (one at a time, under persist's control lock).
@@ -35,6 +47,8 @@
 struct server;
 struct aof;
 
+#define AOF_BUFFER_LIMIT (64u << 20) /* bytes: see back-pressure above */
+
 enum aof_fsync {
 	AOF_FSYNC_ALWAYS = 0,
 	AOF_FSYNC_EVERYSEC = 1,
@@ -50,6 +64,9 @@ struct aof_stats {
 	uint64_t records;	/* records appended since start */
 	int last_write_errno;	/* 0 when the last write/fsync worked */
 	int64_t delayed_fsync;	/* everysec fsyncs that took over 2 s */
+	uint64_t buffer_limit;	/* the back-pressure bound now */
+	uint64_t buffer_peak;	/* most bytes the buffer held since start */
+	uint64_t buffer_waits;	/* appends that had to wait for room */
 };
 
 /* Creates the log state for SRV (not started). DIR_PATH: the journal
@@ -80,8 +97,15 @@ uint64_t aof_commit(struct aof *a, uint64_t txn);
 
 /* The snapshot's instant (called with every shard lock held): returns the
  * last seq and, when running, makes the writer start a new segment at
- * the next one. */
-uint64_t aof_cut(struct aof *a);
+ * the next one — in NEW_DIR when it is not NULL and not the log's
+ * directory (the log moves there: CONFIG SET dir; stale segments there
+ * are removed and the new segment is marked fresh). */
+uint64_t aof_cut(struct aof *a, const char *new_dir);
+/* Sets the directory of a stopped log (the next aof_start opens there). */
+void aof_set_dir(struct aof *a, const char *dir);
+/* Test hooks (DEBUG JOURNAL-STALL): the writer sleeps STALL_MS before its
+ * next write; LIMIT (> 0) replaces the back-pressure bound. */
+void aof_debug(struct aof *a, int64_t stall_ms, size_t limit);
 /* Waits (bounded) until the segment of the last aof_cut is open; then
  * deletes every segment that starts at or before SEQ. Returns 0 or -errno. */
 int aof_drop_before(struct aof *a, uint64_t seq);

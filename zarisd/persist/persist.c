@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,8 +40,9 @@
 struct persist {
 	struct server *srv;
 	struct aof *aof;
-	char *snap_path;
-	char *aof_dir;
+	char *snap_path; /* as loaded at start-up (saves use snap_path_now) */
+	char *aof_dir;	 /* as loaded at start-up (the log may move: aof_cut) */
+	char *cwd;	 /* working directory the data is in; under sw */
 	pthread_rwlock_t gate;
 	pthread_mutex_t ctl; /* one save at a time */
 	pthread_mutex_t sw;  /* appendonly on/off */
@@ -55,9 +57,11 @@ struct persist {
 	_Atomic int last_bgsave_ok, last_rewrite_ok;
 	_Atomic int64_t last_bgsave_sec, last_rewrite_sec;
 	_Atomic int64_t last_try_ms;
-	_Atomic uint64_t saves, rewrites, rewrite_failures;
+	_Atomic uint64_t saves, rewrites;
+	_Atomic uint64_t rewrite_failures; /* consecutive: a success resets it */
 	_Atomic uint64_t keys_done, keys_total;
-	_Atomic uint64_t last_cow_peak;
+	_Atomic uint64_t last_cow_peak;	   /* of the last snapshot save (rdb_last_cow_size) */
+	_Atomic uint64_t last_rewrite_cow; /* of the last rewrite (aof_last_cow_size) */
 	_Atomic uint64_t aof_base_size;
 	struct load_result loaded;
 	pthread_t cron;
@@ -157,10 +161,12 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	struct persist *p = c->srv->persist;
 	if (!p)
 		return;
-	bool dirty = store_thread_dirty() != token;
-	if (!dirty)
+	uint64_t changed = store_thread_dirty() - token;
+	if (!changed)
 		goto out;
-	atomic_fetch_add_explicit(&p->changes, 1, memory_order_relaxed);
+	/* Redis's server.dirty counts changes, not commands (MSET of three
+	 * keys: 3); the store counts each write it stamps and each key freed */
+	atomic_fetch_add_explicit(&p->changes, changed, memory_order_relaxed);
 	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		goto out;
 	uint64_t seq;
@@ -232,50 +238,112 @@ out:
 		pthread_rwlock_unlock(&p->gate);
 }
 
+/* The store's eviction hook: journals the eviction as DEL <key>. Runs with
+ * the key's shard lock held (so the record is ordered with every command
+ * on that key, and with a snapshot's instant, which holds every shard
+ * lock); aof_append takes only the log's own mutex, never a shard lock. */
+static _Thread_local struct jbuf tl_evict;
+
+static void evict_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
+{
+	struct persist *p = ctx;
+	if (ev != STORE_EVENT_EVICTED || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+		return;
+	const char *argv[2] = { "DEL", key };
+	size_t lens[2] = { 3, klen };
+	tl_evict.len = 0;
+	size_t off = jr_cmd_begin(&tl_evict, 0, zr_time_ms(), db, 0, 1);
+	jr_cmd_argv(&tl_evict, 2, argv, lens);
+	jr_cmd_versions_begin(&tl_evict, 0);
+	jr_frame_end(&tl_evict, off);
+	aof_append(p->aof, &tl_evict, 0);
+	if (tl_evict.cap > (1u << 16))
+		jbuf_free(&tl_evict);
+}
+
 /* --- saving ------------------------------------------------------------------------- */
+
+/* NAME in the working directory now, as an absolute path: a save or a
+ * log segment keeps its directory even if CONFIG SET dir changes the
+ * working directory meanwhile. */
+static char *path_in_cwd(const char *name)
+{
+	char cwd[PATH_MAX];
+	if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return zr_strdup(name);
+	size_t n = strlen(cwd) + strlen(name) + 2;
+	char *path = zr_malloc(n);
+	snprintf(path, n, "%s/%s", cwd, name);
+	return path;
+}
+
+/* The snapshot file a save writes now: dbfilename (CONFIG SET may change
+ * it, under the settings lock) in the working directory. */
+static char *snap_path_now(struct persist *p)
+{
+	struct settings *cfg = p->srv->cfg;
+	pthread_mutex_lock(&cfg->lock);
+	char *name = zr_strdup(cfg->dbfilename);
+	pthread_mutex_unlock(&cfg->lock);
+	char *path = path_in_cwd(name);
+	zr_free(name);
+	return path;
+}
 
 struct instant_ctx {
 	struct persist *p;
 	bool gate_held;
 	uint64_t changes_at;
+	const char *log_dir; /* where the log continues after the cut */
 };
 
 static uint64_t at_instant(void *arg)
 {
 	struct instant_ctx *ic = arg;
 	struct persist *p = ic->p;
-	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof)
+	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof, ic->log_dir)
 									      : aof_last_seq(p->aof);
 	ic->changes_at = atomic_exchange_explicit(&p->changes, 0, memory_order_relaxed);
 	pthread_rwlock_unlock(&p->gate);
 	ic->gate_held = false;
-	atomic_store_explicit(&p->keys_total, 0, memory_order_relaxed);
+	/* every shard lock is held: the count is the image's (INFO's
+	 * current_save_keys_total while the save runs) */
+	uint64_t total = 0;
+	for (unsigned db = 0; db < store_databases(p->srv->store); db++)
+		total += store_dbsize(p->srv->store, db);
+	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
 	return seq;
 }
 
-static int do_save(struct persist *p, bool rewrite)
+/* BG: BGSAVE / rewrite / save rule (Redis's rdb_last_bgsave_* fields
+ * describe those only), else SAVE or the save at shutdown. */
+static int do_save(struct persist *p, bool rewrite, bool bg)
 {
 	struct server *srv = p->srv;
 	pthread_mutex_lock(&p->ctl);
 	int64_t t0 = zr_time_ms();
 	atomic_store_explicit(&p->keys_done, 0, memory_order_relaxed);
-	uint64_t total = 0;
-	for (unsigned db = 0; db < store_databases(srv->store); db++)
-		total += store_dbsize(srv->store, db);
-	struct instant_ctx ic = { .p = p, .gate_held = true };
+	atomic_store_explicit(&p->keys_total, 0, memory_order_relaxed);
+	/* the directory of this save and of the log after its cut: the
+	 * working directory now (CONFIG SET dir moves both, see persist.h) */
+	char *snap_path = snap_path_now(p);
+	char *log_dir = path_in_cwd(srv->cfg->appenddirname);
+	struct instant_ctx ic = { .p = p, .gate_held = true, .log_dir = log_dir };
 	pthread_rwlock_wrlock(&p->gate);
 	struct snapshot_result res;
-	int r = snapshot_write(srv->store, p->snap_path, at_instant, &ic, &p->keys_done, &res);
+	int r = snapshot_write(srv->store, snap_path, at_instant, &ic, &p->keys_done, &res);
+	zr_free(snap_path);
+	zr_free(log_dir);
 	if (ic.gate_held)
 		pthread_rwlock_unlock(&p->gate);
-	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
 	int64_t secs = (zr_time_ms() - t0 + 500) / 1000;
 	if (r == 0) {
 		if (atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 			aof_drop_before(p->aof, res.journal_seq);
 		atomic_store_explicit(&p->aof_base_size, res.bytes, memory_order_relaxed);
 		atomic_store_explicit(&srv->lastsave, (int64_t)time(NULL), memory_order_relaxed);
-		atomic_store_explicit(&p->last_cow_peak, res.cow_peak, memory_order_relaxed);
+		atomic_store_explicit(rewrite ? &p->last_rewrite_cow : &p->last_cow_peak, res.cow_peak,
+				      memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->saves, 1, memory_order_relaxed);
 		zr_log(ZR_LOG_NOTICE,
 		       "DB saved on disk: %" PRIu64 " keys, %" PRIu64 " bytes, journal seq %" PRIu64
@@ -287,13 +355,16 @@ static int do_save(struct persist *p, bool rewrite)
 	}
 	atomic_store_explicit(rewrite ? &p->last_rewrite_ok : &p->last_bgsave_ok, r == 0,
 			      memory_order_relaxed);
-	atomic_store_explicit(rewrite ? &p->last_rewrite_sec : &p->last_bgsave_sec, secs,
-			      memory_order_relaxed);
+	if (bg)
+		atomic_store_explicit(rewrite ? &p->last_rewrite_sec : &p->last_bgsave_sec, secs,
+				      memory_order_relaxed);
 	if (rewrite) {
-		if (r == 0)
+		if (r == 0) {
 			atomic_fetch_add_explicit(&p->rewrites, 1, memory_order_relaxed);
-		else
+			atomic_store_explicit(&p->rewrite_failures, 0, memory_order_relaxed);
+		} else {
 			atomic_fetch_add_explicit(&p->rewrite_failures, 1, memory_order_relaxed);
+		}
 	}
 	atomic_store_explicit(&p->last_try_ms, zr_time_ms(), memory_order_relaxed);
 	pthread_mutex_unlock(&p->ctl);
@@ -305,14 +376,14 @@ int persist_save(struct server *srv)
 	struct persist *p = srv->persist;
 	if (atomic_load_explicit(&p->bg_kind, memory_order_relaxed))
 		return -EBUSY;
-	return do_save(p, false);
+	return do_save(p, false, false);
 }
 
 static void *bg_main(void *arg)
 {
 	struct persist *p = arg;
 	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
-	int r = do_save(p, kind == 2);
+	int r = do_save(p, kind == 2, true);
 	zr_log(r == 0 ? ZR_LOG_NOTICE : ZR_LOG_WARNING, "Background %s %s",
 	       kind == 2 ? "append only file rewriting" : "saving",
 	       r == 0 ? "terminated with success" : "failed");
@@ -375,8 +446,12 @@ static void bg_wait(struct persist *p)
 static int aof_turn_on(struct persist *p, bool at_start)
 {
 	struct settings *cfg = p->srv->cfg;
-	if (!at_start)
-		aof_remove_all(p->aof_dir, cfg->appendfilename); /* not loaded: stale */
+	if (!at_start) {
+		char *dir = path_in_cwd(cfg->appenddirname); /* CONFIG SET dir may have moved it */
+		aof_set_dir(p->aof, dir);
+		aof_remove_all(dir, cfg->appendfilename); /* not loaded: stale */
+		zr_free(dir);
+	}
 	int r = aof_start(p->aof, (enum aof_fsync)atomic_load(&cfg->appendfsync), !at_start);
 	if (r < 0)
 		return r;
@@ -406,6 +481,17 @@ void persist_settings_changed(struct server *srv)
 	}
 	aof_set_fsync(p->aof,
 		      (enum aof_fsync)atomic_load_explicit(&srv->cfg->appendfsync, memory_order_relaxed));
+	char cwd[PATH_MAX];
+	if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, p->cwd)) {
+		/* CONFIG SET dir: later saves go to the new directory; the log
+		 * moves there at the next snapshot's cut, started now so the new
+		 * directory is complete soon (Redis waits for the next rewrite) */
+		zr_log(ZR_LOG_NOTICE, "Working directory changed to %s", cwd);
+		zr_free(p->cwd);
+		p->cwd = zr_strdup(cwd);
+		if (atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+			persist_bgsave(srv, true, true);
+	}
 	pthread_mutex_unlock(&p->sw);
 }
 
@@ -482,7 +568,11 @@ int persist_init(struct server *srv)
 	p->srv = srv;
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
-	p->aof = aof_create(srv, p->aof_dir, cfg->appendfilename);
+	char *log_dir = path_in_cwd(cfg->appenddirname);
+	p->aof = aof_create(srv, log_dir, cfg->appendfilename);
+	zr_free(log_dir);
+	char cwd[PATH_MAX];
+	p->cwd = zr_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
 	pthread_rwlock_init(&p->gate, NULL);
 	pthread_mutex_init(&p->ctl, NULL);
 	pthread_mutex_init(&p->sw, NULL);
@@ -535,12 +625,14 @@ int persist_init(struct server *srv)
 		srv->persist = NULL;
 		goto fail;
 	}
+	store_set_evict_hook(srv->store, evict_journal, p);
 	return 0;
 fail:
 	zr_log(ZR_LOG_WARNING, "Fatal error loading the DB: %s. Exiting.", err);
 	aof_destroy(p->aof);
 	zr_free(p->snap_path);
 	zr_free(p->aof_dir);
+	zr_free(p->cwd);
 	zr_free(p);
 	return r;
 }
@@ -550,6 +642,7 @@ void persist_shutdown(struct server *srv)
 	struct persist *p = srv->persist;
 	if (!p)
 		return;
+	store_set_evict_hook(srv->store, NULL, NULL);
 	atomic_store(&p->cron_stop, 1);
 	pthread_join(p->cron, NULL);
 	bg_wait(p);
@@ -560,7 +653,7 @@ void persist_shutdown(struct server *srv)
 	pthread_mutex_unlock(&srv->cfg->lock);
 	if (mode == SERVER_SHUTDOWN_SAVE || (mode != SERVER_SHUTDOWN_NOSAVE && rules[0])) {
 		zr_log(ZR_LOG_NOTICE, "Saving the final snapshot before exiting.");
-		if (do_save(p, false) < 0)
+		if (do_save(p, false, false) < 0)
 			zr_log(ZR_LOG_WARNING, "Error trying to save the DB, can't exit cleanly.");
 	}
 	atomic_store(&p->aof_on, 0);
@@ -571,8 +664,18 @@ void persist_shutdown(struct server *srv)
 	pthread_mutex_destroy(&p->bg_mu);
 	zr_free(p->snap_path);
 	zr_free(p->aof_dir);
+	zr_free(p->cwd);
 	zr_free(p);
 	srv->persist = NULL;
+}
+
+int persist_debug_journal(struct server *srv, long long stall_ms, long long limit)
+{
+	struct persist *p = srv->persist;
+	if (!p || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+		return -ENOTCONN;
+	aof_debug(p->aof, stall_ms, limit > 0 ? (size_t)limit : 0);
+	return 0;
 }
 
 int persist_check_data(const char *dir, bool fix)
@@ -593,13 +696,17 @@ void persist_info(struct server *srv, struct textbuf *t)
 	struct aof_stats as;
 	aof_stats(p->aof, &as);
 	bool aof_on = atomic_load_explicit(&p->aof_on, memory_order_relaxed);
+	uint64_t done = kind ? atomic_load_explicit(&p->keys_done, memory_order_relaxed) : 0;
+	uint64_t total = kind ? atomic_load_explicit(&p->keys_total, memory_order_relaxed) : 0;
+	/* Redis's fork progress: keys written of the image's keys */
+	double perc = total ? 100.0 * (double)(done < total ? done : total) / (double)total : 0;
 	textbuf_printf(t,
 		       "loading:0\r\n"
 		       "async_loading:0\r\n"
 		       "current_cow_peak:%" PRIu64 "\r\n"
 		       "current_cow_size:%" PRIu64 "\r\n"
 		       "current_cow_size_age:0\r\n"
-		       "current_fork_perc:0.00\r\n"
+		       "current_fork_perc:%.2f\r\n"
 		       "current_save_keys_processed:%" PRIu64 "\r\n"
 		       "current_save_keys_total:%" PRIu64 "\r\n"
 		       "rdb_changes_since_last_save:%" PRIu64 "\r\n"
@@ -624,9 +731,7 @@ void persist_info(struct server *srv, struct textbuf *t)
 		       "aof_last_cow_size:%" PRIu64 "\r\n"
 		       "module_fork_in_progress:0\r\n"
 		       "module_fork_last_cow_size:0\r\n",
-		       kind ? ss.peak : 0, kind ? ss.bytes : 0,
-		       kind ? atomic_load_explicit(&p->keys_done, memory_order_relaxed) : 0,
-		       kind ? atomic_load_explicit(&p->keys_total, memory_order_relaxed) : 0,
+		       kind ? ss.peak : 0, kind ? ss.bytes : 0, perc, done, total,
 		       atomic_load_explicit(&p->changes, memory_order_relaxed), kind == 1,
 		       (long long)atomic_load_explicit(&srv->lastsave, memory_order_relaxed),
 		       atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed) ? "ok" : "err",
@@ -642,7 +747,7 @@ void persist_info(struct server *srv, struct textbuf *t)
 		       atomic_load_explicit(&p->rewrites, memory_order_relaxed),
 		       atomic_load_explicit(&p->rewrite_failures, memory_order_relaxed),
 		       as.last_write_errno ? "err" : "ok",
-		       atomic_load_explicit(&p->last_cow_peak, memory_order_relaxed));
+		       atomic_load_explicit(&p->last_rewrite_cow, memory_order_relaxed));
 	if (aof_on)
 		textbuf_printf(t,
 			       "aof_current_size:%" PRIu64 "\r\n"
@@ -653,9 +758,12 @@ void persist_info(struct server *srv, struct textbuf *t)
 			       "aof_delayed_fsync:%lld\r\n"
 			       "aof_last_seq:%" PRIu64 "\r\n"
 			       "aof_synced_seq:%" PRIu64 "\r\n"
-			       "aof_fsyncs:%" PRIu64 "\r\n",
+			       "aof_fsyncs:%" PRIu64 "\r\n"
+			       "aof_buffer_peak:%" PRIu64 "\r\n"
+			       "aof_buffer_limit:%" PRIu64 "\r\n"
+			       "aof_buffer_waits:%" PRIu64 "\r\n",
 			       as.current_size, atomic_load_explicit(&p->aof_base_size, memory_order_relaxed),
 			       as.pending_bytes, (long long)as.delayed_fsync, aof_last_seq(p->aof),
-			       as.synced_seq, as.fsyncs);
+			       as.synced_seq, as.fsyncs, as.buffer_peak, as.buffer_limit, as.buffer_waits);
 	textbuf_printf(t, "rdb_last_load_ms:%lld\r\n", (long long)p->loaded.ms);
 }

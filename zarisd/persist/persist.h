@@ -11,6 +11,29 @@
  * snapshot deletes the log segments it covers (that is the rewrite:
  * BGREWRITEAOF is a BGSAVE). With appendonly no, only the snapshot loads.
  *
+ * Directories: every save and the log use absolute paths taken from the
+ * working directory when they start, so CONFIG SET dir (a chdir, in
+ * settings.c) never splits one file across two directories. After it,
+ * later snapshots (named by dbfilename, also settable) go to the new
+ * directory, and with the log on a rewrite starts at once: its cut closes
+ * the log in the old directory and opens the next segment in the new one
+ * (stale segments there removed, the segment marked fresh), so each
+ * directory on its own always recovers — the old one up to the cut, the
+ * new one from the rewrite's snapshot on.
+ *
+ * Deletions no command made: an eviction (maxmemory) is journaled as
+ * DEL <key>, from the store's eviction hook, under the key's shard lock
+ * (so it is ordered with the commands on that key and with a snapshot's
+ * instant; the append takes only the log's mutex). An expiry is not
+ * journaled, and needs no record: every record replays with the wall
+ * clock it first ran with and a TTL is stored as an absolute time, so a
+ * replayed lookup deletes exactly the keys that were expired when the
+ * command first ran, and a key the active cycle deleted comes back with
+ * its expiry already past: no read returns it, and the active cycle
+ * deletes it (until then DBSIZE counts it, as Redis's does for keys
+ * expired but not yet collected). Only a wall clock set back between runs
+ * could revive such a key; Redis has the same exposure (PEXPIREAT).
+ *
  * Threads: the dispatcher hooks run on workers; saves run on the calling
  * worker (SAVE) or a background thread (BGSAVE, rules, rewrites); a cron
  * thread checks the rules every 100 ms. One save at a time.
@@ -49,10 +72,16 @@ int persist_save(struct server *srv);
 int persist_bgsave(struct server *srv, bool rewrite, bool schedule);
 bool persist_bg_running(struct server *srv, bool *rewrite);
 
-/* CONFIG SET: applies appendonly / appendfsync now. */
+/* CONFIG SET: applies appendonly / appendfsync now; a changed working
+ * directory (CONFIG SET dir) starts the rewrite that moves the log. */
 void persist_settings_changed(struct server *srv);
 /* INFO persistence, Redis's field names. */
 void persist_info(struct server *srv, struct textbuf *t);
+
+/* DEBUG JOURNAL-STALL <ms> [<limit>]: the log writer sleeps MS before its
+ * next write (a slow disk, for the back-pressure test); LIMIT > 0 sets the
+ * log buffer bound (aof.h). Returns 0, or -ENOTCONN when the log is off. */
+int persist_debug_journal(struct server *srv, long long stall_ms, long long limit);
 
 /* zarisd --check-data DIR [--fix]: exit code. */
 int persist_check_data(const char *dir, bool fix);

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/persist/fileio.h"
 #include "zarisd/persist/journal.h"
 #include "zarisd/store/store.h"
 
@@ -85,21 +85,6 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 	sc->keys++;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
 		   _Atomic uint64_t *progress, struct snapshot_result *out)
 {
@@ -132,7 +117,7 @@ int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(voi
 		if (progress)
 			atomic_store_explicit(progress, sc.keys, memory_order_relaxed);
 		if (sc.buf.len >= (1u << 20) || i == n - 1) {
-			r = write_all(fd, sc.buf.p, sc.buf.len);
+			r = fileio_write_all(fd, sc.buf.p, sc.buf.len);
 			total += sc.buf.len;
 			sc.buf.len = 0;
 		}
@@ -145,7 +130,7 @@ int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(voi
 	off = jr_frame_begin(&sc.buf, JR_SNAP_END);
 	jbuf_u64(&sc.buf, sc.keys);
 	jr_frame_end(&sc.buf, off);
-	r = write_all(fd, sc.buf.p, sc.buf.len);
+	r = fileio_write_all(fd, sc.buf.p, sc.buf.len);
 	total += sc.buf.len;
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
@@ -155,13 +140,7 @@ int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(voi
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r == 0) {
-		char *d = zr_strdup(path);
-		int dfd = open(dirname(d), O_RDONLY | O_DIRECTORY);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		zr_free(d);
+		fileio_fsync_parent(path);
 		out->keys = sc.keys;
 		out->bytes = total;
 		out->journal_seq = sc.seq;

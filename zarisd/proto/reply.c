@@ -181,6 +181,20 @@ static inline void ob_commit(struct obuf *o, size_t n)
 static inline size_t ob_fmt_hdr(char *dst, char type, long long n)
 {
 	dst[0] = type;
+	/* most headers (a small bulk's length, a short array's count) have
+	 * at most three digits: no conversion loop for those */
+	if (n >= 0 && n < 1000) {
+		unsigned u = (unsigned)n;
+		size_t len = 1;
+		if (u >= 100)
+			dst[len++] = (char)('0' + u / 100);
+		if (u >= 10)
+			dst[len++] = (char)('0' + u / 10 % 10);
+		dst[len++] = (char)('0' + u % 10);
+		dst[len] = '\r';
+		dst[len + 1] = '\n';
+		return len + 2;
+	}
 	size_t len = 1 + zr_ll_to_str(dst + 1, n);
 	dst[len] = '\r';
 	dst[len + 1] = '\n';

@@ -26,6 +26,7 @@ enum resp_state {
 	RS_INLINE,   /* reading an inline line up to '\n' */
 	RS_ERROR,    /* a protocol error was returned; sticky */
 };
+_Static_assert(RS_START == 0, "resp_at_start() in resp.h tests state == 0");
 
 /* argv arrays grown past this are given back between requests, so one huge
  * request does not pin its argv for the connection's lifetime. */
@@ -344,29 +345,75 @@ static enum resp_result resp_parse_inline(struct resp_parser *p, char *buf, size
 
 /* A canonical decimal at B[*I..] (no sign; "0" or no leading zero; at most
  * MAXD digits) followed by '\r' within LEN: returns it with *I at the '\r',
- * or -1 for anything else, which the general path then handles. */
+ * or -1 for anything else, which the general path then handles. The digit
+ * loop is bounded by MAXD up front, so it tests one condition per digit. */
 static inline long long fast_decimal(const char *b, size_t len, size_t *i, int maxd)
 {
 	size_t j = *i;
-	if (j >= len || b[j] < '0' || b[j] > '9')
+	if (j >= len)
 		return -1;
-	if (b[j] == '0') {
-		if (j + 1 < len && b[j + 1] == '\r') {
-			*i = j + 1;
-			return 0;
+	unsigned d = (unsigned char)b[j] - '0';
+	if (d > 9)
+		return -1;
+	long long v = d;
+	j++;
+	if (d != 0) {
+		/* more than MAXD digits leaves a digit at END, not '\r' */
+		size_t end = len - *i > (size_t)maxd ? *i + (size_t)maxd : len;
+		for (; j < end; j++) {
+			d = (unsigned char)b[j] - '0';
+			if (d > 9)
+				break;
+			v = v * 10 + d;
 		}
-		return -1;
-	}
-	long long v = 0;
-	for (int d = 0; j < len && b[j] >= '0' && b[j] <= '9'; j++) {
-		if (++d > maxd)
-			return -1;
-		v = v * 10 + (b[j] - '0');
 	}
 	if (j >= len || b[j] != '\r')
 		return -1;
 	*i = j;
 	return v;
+}
+
+/* The count line of a whole, canonical multibulk request at BUF: returns
+ * N > 0 with *IP just past its CRLF, or 0 for "not the fast case". A count
+ * or bulk line of the fast case is at most 20 bytes, within any sane
+ * max_inline (the general path enforces a smaller one). */
+static inline long long whole_count(const char *buf, size_t len, const struct resp_limits *lim, size_t *ip)
+{
+	size_t i = 1;
+	if (len == 0 || buf[0] != '*' || lim->max_inline < 32)
+		return 0;
+	long long n = fast_decimal(buf, len, &i, 9);
+	/* fast_decimal leaves i < len, at the '\r' */
+	if (n <= 0 || (unsigned long long)n > lim->max_multibulk || len - i < 2)
+		return 0;
+	i += 2;
+	/* a count larger than the bytes present cannot be complete */
+	if ((size_t)n > (len - i) / 4)
+		return 0;
+	*ip = i;
+	return n;
+}
+
+/* The N bulks of that request from I on, into ARGV[0..N): returns the
+ * request's whole length, or 0 for "not the fast case" (ARGV then holds
+ * garbage). */
+static inline size_t whole_args(char *buf, size_t len, const struct resp_limits *lim, size_t i, long long n,
+				struct resp_arg *argv)
+{
+	for (long long k = 0; k < n; k++) {
+		if (i >= len || buf[i] != '$')
+			return 0;
+		i++;
+		long long bl = fast_decimal(buf, len, &i, 18);
+		/* the CRLF, the bulk and the two bytes after it */
+		if (bl < 0 || (unsigned long long)bl > lim->max_bulk_len || len - i < (size_t)bl + 4)
+			return 0;
+		i += 2;
+		argv[k].ptr = buf + i;
+		argv[k].len = (size_t)bl;
+		i += (size_t)bl + 2;
+	}
+	return i;
 }
 
 /* The common case in one pass: a whole, well-formed multibulk request with
@@ -377,33 +424,30 @@ static inline long long fast_decimal(const char *b, size_t len, size_t *i, int m
 static enum resp_result resp_parse_fast(struct resp_parser *p, char *buf, size_t len,
 					const struct resp_limits *lim, size_t *consumed)
 {
-	size_t i = 1;
-	long long n = fast_decimal(buf, len, &i, 9);
-	if (n <= 0 || i > lim->max_inline || (unsigned long long)n > lim->max_multibulk || i + 2 > len)
-		return RESP_INCOMPLETE;
-	i += 2;
-	/* a count larger than the bytes present cannot be complete */
-	if ((size_t)n > (len - i) / 4)
+	size_t i;
+	long long n = whole_count(buf, len, lim, &i);
+	if (!n)
 		return RESP_INCOMPLETE;
 	resp_argv_reserve(p, (size_t)n, (size_t)n);
-	for (long long k = 0; k < n; k++) {
-		if (i >= len || buf[i] != '$')
-			return RESP_INCOMPLETE;
-		size_t start = i++;
-		long long bl = fast_decimal(buf, len, &i, 18);
-		if (bl < 0 || i - start > lim->max_inline || (unsigned long long)bl > lim->max_bulk_len ||
-		    i + 2 > len)
-			return RESP_INCOMPLETE;
-		i += 2;
-		if (len - i < (size_t)bl + 2)
-			return RESP_INCOMPLETE;
-		p->argv[k].ptr = buf + i;
-		p->argv[k].len = (size_t)bl;
-		i += (size_t)bl + 2;
-	}
+	size_t end = whole_args(buf, len, lim, i, n, p->argv);
+	if (!end)
+		return RESP_INCOMPLETE;
 	p->argc = (int)n;
-	*consumed = i;
+	*consumed = end;
 	return RESP_COMMAND;
+}
+
+size_t resp_parse_whole(char *buf, size_t len, const struct resp_limits *lim, struct resp_arg *argv, int max,
+			int *argc)
+{
+	size_t i;
+	long long n = whole_count(buf, len, lim, &i);
+	if (!n || n > max)
+		return 0;
+	size_t end = whole_args(buf, len, lim, i, n, argv);
+	if (end)
+		*argc = (int)n;
+	return end;
 }
 
 enum resp_result resp_parse(struct resp_parser *p, char *buf, size_t len, const struct resp_limits *lim,

@@ -86,6 +86,24 @@ void resp_parser_free(struct resp_parser *p);
 enum resp_result resp_parse(struct resp_parser *p, char *buf, size_t len, const struct resp_limits *lim,
 			    size_t *consumed);
 
+/* The fast case of resp_parse without a parser: when BUF starts with a
+ * whole, canonical multibulk request of at most MAX arguments within LIM,
+ * stores them in ARGV (pointing into BUF), sets *ARGC and returns the
+ * request's length; otherwise returns 0 and the request must go through
+ * resp_parse (which also gives every error). Stateless and read-only on
+ * BUF, so a caller may parse several requests ahead of running them and
+ * drop what it did not run; what it returns is exactly what resp_parse
+ * would return for the same bytes and limits. */
+size_t resp_parse_whole(char *buf, size_t len, const struct resp_limits *lim, struct resp_arg *argv, int max,
+			int *argc);
+
+/* Whether the parser is between requests (no partial request pending):
+ * only then may the caller take the next request from resp_parse_whole. */
+static inline bool resp_at_start(const struct resp_parser *p)
+{
+	return p->state == 0 && p->pos == 0;
+}
+
 /* Bytes the current request is known to need in total (from its first
  * byte), or 0 when not known yet: while a bulk of known length is being
  * read this is where it ends. Lets the caller size its buffer once for a

@@ -50,6 +50,8 @@ const char *entry_encoding(const struct store *s, const struct entry *e)
 		const struct store_type_ops *ops = s->ops[t];
 		return ops && ops->encoding ? ops->encoding(entry_obj_raw(e)) : "unknown";
 	}
+	if (entry_string_is_raw(e))
+		return "raw"; /* edited in place, as Redis's dbUnshareStringValue leaves it */
 	size_t vlen = entry_vlen_raw(e);
 	long long v;
 	/* Redis keeps a value that is a canonical long long as an integer

@@ -160,11 +160,22 @@ struct entry_shape {
 	size_t size;   /* bytes of the whole entry */
 };
 
-static inline struct entry_shape entry_shape_of(unsigned type, bool ttl, size_t klen, size_t vlen)
+/* A string edited in place (APPEND, SETRANGE, SETBIT, PFADD ...) answers
+ * OBJECT ENCODING "raw" like Redis, whose in-place edits always leave a
+ * raw sds whatever its length or content. The mark costs no bit: such an
+ * entry keeps its value length in a class one wider than the length
+ * needs, which every reader decodes the same way (the class is in vcls);
+ * entry_string_is_raw() sees the wider class. A length that needs the
+ * widest class (>= 4 GiB) cannot be marked, but is "raw" by length
+ * anyway. RAW: mark the shape of a string (ignored for other types). */
+static inline struct entry_shape entry_shape_of_ex(unsigned type, bool ttl, size_t klen, size_t vlen,
+						   bool raw)
 {
 	struct entry_shape sh;
 	unsigned kc = entry_len_cls(klen);
 	unsigned vc = type == STORE_TYPE_STRING ? entry_len_cls(vlen) : 0;
+	if (type == STORE_TYPE_STRING && raw && vc < 3)
+		vc++;
 	sh.meta = (type << ENTRY_TYPE_SHIFT) | (ttl ? ENTRY_TTL_BIT : 0) | (kc << ENTRY_KCLS_SHIFT) |
 		  (vc << ENTRY_VCLS_SHIFT);
 	size_t off = ENTRY_FIXED + (ttl ? ENTRY_TTL_AREA : 0) + (1u << kc);
@@ -174,6 +185,12 @@ static inline struct entry_shape entry_shape_of(unsigned type, bool ttl, size_t 
 	sh.voff = off + klen;
 	sh.size = sh.voff + (type == STORE_TYPE_STRING ? vlen : sizeof(void *));
 	return sh;
+}
+
+/* The shape of a new entry (a string not marked raw). */
+static inline struct entry_shape entry_shape_of(unsigned type, bool ttl, size_t klen, size_t vlen)
+{
+	return entry_shape_of_ex(type, ttl, klen, vlen, false);
 }
 
 static inline size_t entry_klen_raw(const struct entry *e)
@@ -202,6 +219,21 @@ static inline size_t entry_vlen_raw(const struct entry *e)
 	const unsigned char *p = (const unsigned char *)e + entry_lens_off(e->meta);
 	return (size_t)entry_get_len(p + (1u << ((e->meta >> ENTRY_KCLS_SHIFT) & 3)),
 				     (e->meta >> ENTRY_VCLS_SHIFT) & 3);
+}
+
+/* Whether E is a string marked raw (entry_shape_of_ex). */
+static inline bool entry_string_is_raw(const struct entry *e)
+{
+	return entry_type_raw(e) == STORE_TYPE_STRING &&
+	       ((e->meta >> ENTRY_VCLS_SHIFT) & 3) != entry_len_cls(entry_vlen_raw(e));
+}
+
+/* The exact shape of the existing entry E (raw mark included). */
+static inline struct entry_shape entry_shape_of_entry(const struct entry *e)
+{
+	unsigned type = entry_type_raw(e);
+	return entry_shape_of_ex(type, entry_has_ttl(e), entry_klen_raw(e),
+				 type == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0, entry_string_is_raw(e));
 }
 
 /* Value bytes (string) or the object pointer's slot (others). */

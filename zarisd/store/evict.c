@@ -242,7 +242,7 @@ static unsigned pool_populate(struct store *s, enum store_evict_policy policy, i
 			continue;
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 		unsigned n = 0;
 		if (vol) {
 			for (int i = 0; i < samples && d->nvol; i++)
@@ -255,10 +255,28 @@ static unsigned pool_populate(struct store *s, enum store_evict_policy policy, i
 			const char *key = entry_key_raw(pick[i], &klen);
 			pool_insert(db, zr_hash(key, klen), key, klen, score_of(s, policy, pick[i]));
 		}
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 		total += n;
 	}
 	return total;
+}
+
+void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx)
+{
+	atomic_store_explicit(&s->evict_ctx, ctx, memory_order_relaxed);
+	atomic_store_explicit(&s->evict_fn, fn, memory_order_release);
+}
+
+/* Tells the persistence hook that E (of DB, lock held) is being evicted. */
+static void evict_report(struct store *s, unsigned db, const struct entry *e)
+{
+	store_event_fn fn = atomic_load_explicit(&s->evict_fn, memory_order_acquire);
+	if (fn) {
+		size_t klen;
+		const char *key = entry_key_raw(e, &klen);
+		fn(atomic_load_explicit(&s->evict_ctx, memory_order_relaxed), STORE_EVENT_EVICTED, db, key,
+		   klen);
+	}
 }
 
 /* Deletes the best pool candidate that still exists; false when none. */
@@ -269,15 +287,16 @@ static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 		struct shard *sh = store_shard(s, store_shard_index(s, c->hash));
 		struct dict *d = &sh->db[c->db];
 		bool done = false;
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 		struct entry **link = dict_find(d, c->hash, c->key, c->klen);
 		if (link && (!policy_is_volatile(policy) || entry_has_ttl(*link))) {
 			store_event(s, STORE_EVENT_EVICTED, c->db, *link);
+			evict_report(s, c->db, *link);
 			store_unlink_free(s, d, link);
 			shard_count(&sh->evicted, 1);
 			done = true;
 		}
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 		cand_release(c);
 		if (done)
 			return true;
@@ -297,7 +316,7 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
 		bool done = false;
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 		struct entry *e = NULL;
 		if (vol)
 			e = d->nvol ? d->vol[dict_rand(&sh->rnd) % d->nvol] : NULL;
@@ -305,11 +324,12 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 			e = dict_random(d, &sh->rnd);
 		if (e) {
 			store_event(s, STORE_EVENT_EVICTED, db, e);
+			evict_report(s, db, e);
 			store_delete_entry_locked(s, db, e);
 			shard_count(&sh->evicted, 1);
 			done = true;
 		}
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 		if (done)
 			return true;
 	}

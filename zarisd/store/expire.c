@@ -81,7 +81,7 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 			any = dict_vkeys(&sh->db[db]) > 0;
 		if (!any)
 			continue;
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 		uint64_t n = 0;
 		for (unsigned db = 0; db < s->ndb; db++) {
 			struct dict *d = &sh->db[db];
@@ -92,7 +92,7 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		}
 		if (n)
 			shard_count(&sh->expired, n);
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 	}
 	atomic_store_explicit(&cur->next, pos, memory_order_relaxed);
 }

@@ -133,18 +133,26 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	bool keep = (flags & STORE_SET_KEEPTTL) && old && entry_has_ttl(old);
 	int64_t ttl = keep ? entry_ttl_raw(old) : expire_ms;
 	bool has_ttl = keep || expire_ms >= 0;
-	struct entry_shape sh = entry_shape_of(type, has_ttl, klen, vlen);
+	struct entry_shape sh = entry_shape_of_ex(type, has_ttl, klen, vlen, flags & STORE_SET_RAW);
 
 	if (old) {
 		uint32_t lru = store_lru_overwrite(s, old);
-		size_t usable = zr_usable(old);
+		/* entry_shape_of_entry(old).size, from the offsets already there */
+		size_t osize =
+			(size_t)(entry_val_raw(old) - (const char *)old) +
+			(entry_type_raw(old) == STORE_TYPE_STRING ? entry_vlen_raw(old) : sizeof(void *));
 		bool aliased = (const char *)val >= (const char *)old &&
-			       (const char *)val < (const char *)old + usable;
+			       (const char *)val < (const char *)old + osize;
 		bool same_obj =
 			type != STORE_TYPE_STRING && entry_type_raw(old) == type && entry_obj_raw(old) == obj;
 		/* Reuse the block when the new entry fits without wasting more
-		 * than half of it (same or next jemalloc class). */
-		if (!aliased && !same_obj && sh.size <= usable && sh.size * 2 >= usable) {
+		 * than half of it (same or next jemalloc class). A shape of the
+		 * old entry's size passes without asking the allocator (a lookup
+		 * per SET): every block is at most twice its entry's shape, as
+		 * each allocation and reuse here and in string_resize keeps. */
+		size_t usable = 0;
+		if (!aliased && !same_obj &&
+		    (sh.size == osize || (sh.size <= (usable = zr_usable(old)) && sh.size * 2 >= usable))) {
 			store_snap_touch(s, shd, db, old);
 			rewrite_in_place(s, d, old, &sh, lru, klen, val, vlen, obj, has_ttl, ttl);
 			old->version = shard_next_version(s, shd);
@@ -177,7 +185,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 			entry_set_ttl_raw(ne, ttl);
 		if (same_obj) {
 			/* The new entry owns OBJ now: free only the old block. */
-			dict_bytes_add(d, -(int64_t)usable);
+			dict_bytes_add(d, -(int64_t)zr_usable(old));
 			zr_free(old);
 		} else {
 			store_entry_free(s, d, old);
@@ -233,15 +241,15 @@ int store_set_object_locked(struct store *s, unsigned db, const char *key, size_
 
 /* Rebuilds E0 (in D, hash H) into a new block with TTL presence TTL (value
  * AT) and, for strings, value length NEWVLEN (value kept up to the shorter
- * length, the rest zero). Returns the new entry, or NULL (E0 untouched)
- * when the allocation failed. */
+ * length, the rest zero), marked raw when RAW (entry_layout.h). Returns
+ * the new entry, or NULL (E0 untouched) when the allocation failed. */
 static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at,
-			     size_t newvlen)
+			     size_t newvlen, bool raw)
 {
 	unsigned type = entry_type_raw(e0);
 	size_t klen;
 	const char *key = entry_key_raw(e0, &klen);
-	struct entry_shape sh = entry_shape_of(type, ttl, klen, newvlen);
+	struct entry_shape sh = entry_shape_of_ex(type, ttl, klen, newvlen, raw);
 	struct entry *ne = zr_try_malloc(sh.size);
 	if (!ne)
 		return NULL;
@@ -276,7 +284,9 @@ static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool 
 	return ne;
 }
 
-char *store_string_resize_locked(struct store *s, unsigned db, struct entry **ep, size_t newlen)
+/* store_string_resize_locked (RAW: an in-place edit, marked raw) and
+ * store_string_overwrite_locked (a whole new value: unmarked). */
+static char *string_resize(struct store *s, unsigned db, struct entry **ep, size_t newlen, bool raw)
 {
 	struct entry *e = *ep;
 	assert(entry_type_raw(e) == STORE_TYPE_STRING);
@@ -285,10 +295,10 @@ char *store_string_resize_locked(struct store *s, unsigned db, struct entry **ep
 	struct dict *d = &shd->db[db];
 	store_snap_touch(s, shd, db, e);
 	size_t klen = entry_klen_raw(e), oldlen = entry_vlen_raw(e);
-	struct entry_shape sh = entry_shape_of(STORE_TYPE_STRING, entry_has_ttl(e), klen, newlen);
+	struct entry_shape sh = entry_shape_of_ex(STORE_TYPE_STRING, entry_has_ttl(e), klen, newlen, raw);
 	if (sh.meta != (e->meta & ~ENTRY_LRU_MASK)) {
-		/* The length field changes size: key and value move. */
-		e = reshape(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, newlen);
+		/* The length field changes size (or the raw mark): key and value move. */
+		e = reshape(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, newlen, raw);
 		if (!e)
 			return NULL;
 	} else {
@@ -313,6 +323,16 @@ char *store_string_resize_locked(struct store *s, unsigned db, struct entry **ep
 	e->version = shard_next_version(s, shd);
 	*ep = e;
 	return entry_val_raw(e);
+}
+
+char *store_string_resize_locked(struct store *s, unsigned db, struct entry **ep, size_t newlen)
+{
+	return string_resize(s, db, ep, newlen, true);
+}
+
+char *store_string_overwrite_locked(struct store *s, unsigned db, struct entry **ep, size_t newlen)
+{
+	return string_resize(s, db, ep, newlen, false);
 }
 
 void store_modified_locked(struct store *s, unsigned db, struct entry *e)
@@ -367,7 +387,7 @@ int store_set_expire_locked(struct store *s, unsigned db, struct entry **ep, int
 		entry_set_ttl_raw(e, at_ms);
 	} else {
 		size_t vlen = entry_type_raw(e) == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0;
-		struct entry *ne = reshape(d, h, e, at_ms >= 0, at_ms, vlen);
+		struct entry *ne = reshape(d, h, e, at_ms >= 0, at_ms, vlen, entry_string_is_raw(e));
 		if (!ne)
 			return -ENOMEM;
 		e = ne;
@@ -386,7 +406,8 @@ static struct entry *entry_clone(const struct entry *e, const char *newkey, size
 	unsigned type = entry_type_raw(e);
 	bool ttl = entry_has_ttl(e);
 	size_t vlen = type == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0;
-	struct entry_shape sh = entry_shape_of(type, ttl, newklen, vlen);
+	/* RENAME and MOVE keep Redis's object, COPY dups a raw one as raw */
+	struct entry_shape sh = entry_shape_of_ex(type, ttl, newklen, vlen, entry_string_is_raw(e));
 	struct entry *ne = zr_try_malloc(sh.size);
 	if (!ne)
 		return NULL;

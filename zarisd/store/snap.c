@@ -126,9 +126,7 @@ static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, 
 static struct entry *entry_copy(const struct store *s, const struct entry *e)
 {
 	unsigned type = entry_type_raw(e);
-	size_t klen = entry_klen_raw(e);
-	size_t vlen = type == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0;
-	struct entry_shape shp = entry_shape_of(type, entry_has_ttl(e), klen, vlen);
+	struct entry_shape shp = entry_shape_of_entry(e); /* a raw string's wider length field too */
 	struct entry *c = zr_malloc(shp.size);
 	memcpy(c, e, shp.size);
 	c->next = NULL;

@@ -32,7 +32,7 @@ struct store *store_create(unsigned databases, unsigned shard_bits)
 	uint64_t seed = (uint64_t)zr_mono_us() ^ (uint64_t)(uintptr_t)s;
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_init(&sh->lock, NULL);
+		zr_lock_init(&sh->lock);
 		sh->rnd = (seed + i) * 0x9E3779B97F4A7C15ULL | 1;
 		for (unsigned db = 0; db < databases; db++)
 			dict_init(&sh->db[db], &s->live[db]);
@@ -55,7 +55,6 @@ void store_destroy(struct store *s)
 		struct shard *sh = store_shard(s, i);
 		for (unsigned db = 0; db < s->ndb; db++)
 			store_flush_dict_locked(s, &sh->db[db]);
-		pthread_mutex_destroy(&sh->lock);
 	}
 	zr_free(s->shards_alloc);
 	zr_free(s->live);
@@ -94,6 +93,60 @@ unsigned store_shard_of_hash(const struct store *s, uint64_t hash)
 	return store_shard_index(s, hash);
 }
 
+bool store_prefetch(struct store *s, unsigned db, const char *key, size_t klen, uint64_t *hash)
+{
+	if (atomic_load_explicit(&s->live[db].keys, memory_order_relaxed) == 0)
+		return false;
+	uint64_t h = zr_hash(key, klen);
+	*hash = h;
+	struct shard *sh = store_shard(s, store_shard_index(s, h));
+	__builtin_prefetch(&sh->lock);
+	__builtin_prefetch(&sh->db[db]);
+	return true;
+}
+
+void store_prefetch_bucket(struct store *s, unsigned db, uint64_t h)
+{
+#ifndef ZR_SANITIZED
+	/* Unlocked relaxed reads of fields written under the shard lock: the
+	 * pair may be torn or stale (a rehash elsewhere), which costs only a
+	 * useless prefetch, as the address is never loaded from. Sanitizer
+	 * builds skip it so that TSan sees no racy access. */
+	struct dict *d = store_dict(s, db, store_shard_index(s, h));
+	struct entry **tab = __atomic_load_n(&d->tab[0], __ATOMIC_RELAXED);
+	uint64_t size = __atomic_load_n(&d->size[0], __ATOMIC_RELAXED);
+	if (tab && size)
+		__builtin_prefetch(&tab[h & (size - 1)]);
+#else
+	(void)s, (void)db, (void)h;
+#endif
+}
+
+void store_prefetch_entry(struct store *s, unsigned db, uint64_t h)
+{
+	struct shard *sh = store_shard(s, store_shard_index(s, h));
+	if (store_all_locked || !zr_trylock(&sh->lock))
+		return;
+	struct dict *d = &sh->db[db];
+	struct entry *e = NULL;
+	if (d->size[0]) {
+		uint64_t i = h & (d->size[0] - 1);
+		/* buckets below `rehash` have moved to tab[1] */
+		if (dict_is_rehashing(d) && (int64_t)i < d->rehash)
+			e = d->tab[1][h & (d->size[1] - 1)];
+		else
+			e = d->tab[0][i];
+	}
+	if (e) {
+		/* header, key and (for a small string) the value: a GET copies
+		 * it out, a SET overwrites it */
+		__builtin_prefetch(e);
+		__builtin_prefetch((const char *)e + 64);
+		__builtin_prefetch((const char *)e + 128);
+	}
+	zr_unlock(&sh->lock);
+}
+
 unsigned store_shard_of(const struct store *s, const char *key, size_t klen)
 {
 	return store_shard_index(s, zr_hash(key, klen));
@@ -116,7 +169,7 @@ void store_unlock(struct store *s, unsigned shard)
 bool store_lock_all(struct store *s)
 {
 	for (unsigned i = 0; i < s->nshards; i++)
-		pthread_mutex_lock(&store_shard(s, i)->lock);
+		zr_lock(&store_shard(s, i)->lock);
 	store_all_locked = true;
 	return true;
 }
@@ -125,7 +178,7 @@ void store_unlock_all(struct store *s)
 {
 	store_all_locked = false;
 	for (unsigned i = s->nshards; i-- > 0;)
-		pthread_mutex_unlock(&store_shard(s, i)->lock);
+		zr_unlock(&store_shard(s, i)->lock);
 }
 
 int store_shards_normalize(unsigned *shards, int n)
@@ -207,12 +260,12 @@ void store_reset_stats(struct store *s)
 	 * resurrect the old value right after the reset. */
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 		atomic_store_explicit(&sh->expired, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->evicted, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->hits, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->misses, 0, memory_order_relaxed);
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 	}
 }
 

@@ -97,6 +97,22 @@ unsigned store_shard_of(const struct store *s, const char *key, size_t klen);
  * *_h variants below, so a command hashes each key once. */
 uint64_t store_hash(const char *key, size_t klen);
 unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
+/* Prefetching for a caller that will look a key up a little later (a
+ * pipelined request parsed ahead), in three steps, each loading the line
+ * the previous one requested: a caller takes each step for a whole group
+ * of keys before the next, so that the misses overlap. None changes
+ * anything; any thread.
+ * store_prefetch: false (nothing hashed) when DB holds no key; else true
+ *   with *HASH = store_hash(KEY), and the key's shard and dict requested.
+ * store_prefetch_bucket: requests the key's bucket. Reads where the table
+ *   is without the lock (racy, maybe a table being replaced): the address
+ *   is only prefetched, never loaded from.
+ * store_prefetch_entry: requests the first entry of the key's bucket. Reads
+ *   the bucket, so only when the shard lock is free at once (trylock):
+ *   never waits. */
+bool store_prefetch(struct store *s, unsigned db, const char *key, size_t klen, uint64_t *hash);
+void store_prefetch_bucket(struct store *s, unsigned db, uint64_t hash);
+void store_prefetch_entry(struct store *s, unsigned db, uint64_t hash);
 
 /* --- locking --------------------------------------------------------------- */
 
@@ -153,6 +169,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 				  int64_t now_ms, int flags);
 
 #define STORE_SET_KEEPTTL 0x1 /* keep an existing entry's TTL (ignores EXPIRE_MS) */
+#define STORE_SET_RAW 0x2     /* a string Redis builds raw (BITOP, a new HLL): OBJECT ENCODING "raw" */
 
 /* Creates or replaces KEY with a string value. EXPIRE_MS is absolute unix ms
  * or -1. Returns 0 and, if OUT, the new entry; -ENOMEM when the allocation
@@ -171,8 +188,13 @@ int store_set_object_locked(struct store *s, unsigned db, const char *key, size_
 /* Resizes a string entry's value to NEWLEN bytes, keeping the first
  * min(old, NEWLEN) bytes (new bytes are zero). *E is updated (the entry may
  * move). Returns the writable value, or NULL on allocation failure (the
- * entry is then unchanged). Stamps a new version. */
+ * entry is then unchanged). Stamps a new version. The value counts as
+ * edited in place: OBJECT ENCODING says "raw" from now on, as in Redis
+ * (APPEND, SETRANGE, SETBIT, PFADD ...), until a whole new value is set. */
 char *store_string_resize_locked(struct store *s, unsigned db, struct entry **e, size_t newlen);
+/* Same, for a caller about to write a whole new value (INCR, SET on an
+ * existing key): the encoding is then judged from the value again. */
+char *store_string_overwrite_locked(struct store *s, unsigned db, struct entry **e, size_t newlen);
 /* Records an in-place modification of E's value (new version). The store
  * accounts entry blocks and tables only; a non-string object's own memory
  * is in zr_mem_used() and read through the type's ops for MEMORY USAGE. */
@@ -246,6 +268,13 @@ typedef void (*store_event_fn)(void *ctx, enum store_event ev, unsigned db, cons
 /* Installs FN (NULL removes it); any thread, takes effect for later events.
  * One hook per store (the commands layer's keyspace notifications). */
 void store_set_event_hook(struct store *s, store_event_fn fn, void *ctx);
+/* A second hook, for persistence only (persist/ installs it): called for
+ * every evicted key, under the same rules as the event hook (shard lock
+ * held, before the entry is freed, KEY borrowed; it must not take shard
+ * locks or call the store). An eviction is a deletion no command made, so
+ * the append-only log must be told (it journals a DEL). Any thread; NULL
+ * removes it. */
+void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx);
 
 /* --- expiry, eviction, accounting ------------------------------------------ */
 

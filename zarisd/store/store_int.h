@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "zarisd/core/lock.h"
 #include "zarisd/store/dict.h"
 #include "zarisd/store/entry_layout.h"
 #include "zarisd/store/store.h"
@@ -26,7 +27,7 @@
 /* Lock order: shard locks in ascending index, nothing else taken while one
  * is held (the allocator excepted). */
 struct shard {
-	pthread_mutex_t lock;
+	struct zr_lock lock;   /* core/lock.h: inline when uncontended */
 	uint64_t last_version; /* last version handed out; under the lock */
 	uint64_t rnd;	       /* random state for sampling; under the lock */
 	/* Counters: written under the lock with relaxed load+store (no RMW
@@ -68,6 +69,9 @@ struct store {
 	 * it (acquire), so a caller seeing fn sees its ctx. */
 	_Atomic(store_event_fn) event_fn;
 	void *_Atomic event_ctx;
+	/* store_set_evict_hook (evict.c): same publication rule as event_fn */
+	_Atomic(store_event_fn) evict_fn;
+	void *_Atomic evict_ctx;
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
 	/* snapshot (snap.c): 1 while one runs; relaxed, the hooks' fast check */
 	_Atomic int snap_active;
@@ -119,13 +123,13 @@ extern _Thread_local bool store_all_locked;
 static inline void shard_lock(struct shard *sh)
 {
 	if (!store_all_locked)
-		pthread_mutex_lock(&sh->lock);
+		zr_lock(&sh->lock);
 }
 
 static inline void shard_unlock(struct shard *sh)
 {
 	if (!store_all_locked)
-		pthread_mutex_unlock(&sh->lock);
+		zr_unlock(&sh->lock);
 }
 
 /* Reports EV for entry E of DB to the event hook, if any (lock held). */

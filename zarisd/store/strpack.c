@@ -6,43 +6,7 @@
 #include <string.h>
 
 #include "zarisd/core/mem.h"
-
-/* LEB128: 7 bits per byte, high bit set on all but the last byte. */
-static size_t varint_len(size_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static size_t varint_put(unsigned char *p, size_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static size_t varint_get(const unsigned char *p, size_t *v)
-{
-	size_t r = 0, n = 0;
-	unsigned shift = 0;
-	for (;;) {
-		unsigned char b = p[n++];
-		r |= (size_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-		shift += 7;
-	}
-	*v = r;
-	return n;
-}
+#include "zarisd/store/varint.h"
 
 void strpack_init(struct strpack *p)
 {
@@ -77,7 +41,9 @@ size_t strpack_memory(const struct strpack *p)
 size_t strpack_get(const struct strpack *p, size_t off, const char **s, size_t *len)
 {
 	assert(off < p->bytes);
-	size_t n = varint_get(p->buf + off, len);
+	uint64_t v;
+	size_t n = varint_get(p->buf + off, &v);
+	*len = (size_t)v;
 	*s = (const char *)p->buf + off + n;
 	return off + n + *len;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "zarisd/core/mem.h"
+#include "zarisd/store/varint.h"
 
 /* A header varint (mlen <= 2^32) needs at most 5 bytes, an int score 10. */
 #define LP_MAX_ENTRY_OVERHEAD (5 + 10)
@@ -39,33 +40,6 @@ int zset_lp_member_cmp(const char *a, size_t alen, const char *b, size_t blen)
 	return alen < blen ? -1 : alen > blen;
 }
 
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static size_t get_varint(const unsigned char *p, uint64_t *v)
-{
-	uint64_t r = 0;
-	size_t n = 0;
-	unsigned shift = 0;
-	for (;;) {
-		unsigned char b = p[n++];
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-		shift += 7;
-	}
-	*v = r;
-	return n;
-}
-
 /* Whether SCORE is stored as an integer: integral and inside int64. The
  * bounds are exact doubles (±2^63), so the cast below is defined. */
 static bool score_is_int(double score, int64_t *iv)
@@ -85,12 +59,12 @@ static size_t encode(unsigned char *p, const char *member, size_t mlen, double s
 {
 	int64_t iv;
 	bool is_int = score_is_int(score, &iv);
-	size_t n = put_varint(p, ((uint64_t)mlen << 1) | is_int);
+	size_t n = varint_put(p, ((uint64_t)mlen << 1) | is_int);
 	memcpy(p + n, member, mlen);
 	n += mlen;
 	if (is_int) {
 		uint64_t zz = ((uint64_t)iv << 1) ^ (uint64_t)(iv >> 63);
-		n += put_varint(p + n, zz);
+		n += varint_put(p + n, zz);
 	} else {
 		memcpy(p + n, &score, sizeof(score));
 		n += sizeof(score);
@@ -102,13 +76,13 @@ uint32_t zset_lp_next(const struct zset_lp *lp, uint32_t off, struct zset_lp_ele
 {
 	const unsigned char *p = lp->buf + off;
 	uint64_t h;
-	size_t n = get_varint(p, &h);
+	size_t n = varint_get(p, &h);
 	el->mlen = (size_t)(h >> 1);
 	el->member = (const char *)p + n;
 	n += el->mlen;
 	if (h & 1) {
 		uint64_t zz;
-		n += get_varint(p + n, &zz);
+		n += varint_get(p + n, &zz);
 		int64_t iv = (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1);
 		el->score = (double)iv;
 	} else {
@@ -161,9 +135,9 @@ static void insert_at(struct zset_lp *lp, uint32_t off, const char *member, size
 	/* encode the fixed parts into TMP to learn the size, then place them */
 	int64_t iv;
 	bool is_int = score_is_int(score, &iv);
-	size_t hlen = put_varint(tmp, ((uint64_t)mlen << 1) | is_int);
+	size_t hlen = varint_put(tmp, ((uint64_t)mlen << 1) | is_int);
 	size_t slen =
-		is_int ? put_varint(tmp + hlen, ((uint64_t)iv << 1) ^ (uint64_t)(iv >> 63)) : sizeof(double);
+		is_int ? varint_put(tmp + hlen, ((uint64_t)iv << 1) ^ (uint64_t)(iv >> 63)) : sizeof(double);
 	size_t len = hlen + mlen + slen;
 	memmove(lp->buf + off + len, lp->buf + off, lp->used - off);
 	size_t n = encode(lp->buf + off, member, mlen, score);
