@@ -249,16 +249,10 @@ static const struct command *resolve(struct client *c)
 	return cmd;
 }
 
-/* Evicts when over maxmemory; false after replying -OOM to a command that
- * may grow memory. When it evicted and T0 is given, *T0 is read again: the
- * command's duration does not include the eviction (as in Redis, where it
- * happens before call()). */
-static bool memory_ok(struct client *c, const struct command *cmd, int64_t *t0)
+/* The slow half of memory_ok: maxmemory is set and CMD may grow memory. */
+static bool evict_ok(struct client *c, const struct command *cmd, long long maxmemory, int64_t *t0)
 {
 	struct server *srv = c->srv;
-	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
-	if (maxmemory <= 0 || !(cmd->flags & (CMD_WRITE | CMD_DENYOOM)))
-		return true;
 	int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
 	int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy, c->now_ms);
 	if (t0)
@@ -269,6 +263,18 @@ static bool memory_ok(struct client *c, const struct command *cmd, int64_t *t0)
 		return false;
 	}
 	return true;
+}
+
+/* Evicts when over maxmemory; false after replying -OOM to a command that
+ * may grow memory. When it evicted and T0 is given, *T0 is read again: the
+ * command's duration does not include the eviction (as in Redis, where it
+ * happens before call()). */
+static inline bool memory_ok(struct client *c, const struct command *cmd, int64_t *t0)
+{
+	long long maxmemory = atomic_load_explicit(&c->srv->cfg->maxmemory, memory_order_relaxed);
+	if (maxmemory <= 0 || !(cmd->flags & (CMD_WRITE | CMD_DENYOOM)))
+		return true;
+	return evict_ok(c, cmd, maxmemory, t0);
 }
 
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
@@ -382,10 +388,14 @@ static enum dispatch_result run_command(struct client *c)
 	unsigned stack[DISPATCH_STACK_SHARDS];
 	unsigned *shards;
 	int nshards = dispatch_key_shards(c, cmd, stack, &shards);
-	if (nshards)
+	if (nshards == 1)
+		store_lock(srv->store, shards[0]);
+	else if (nshards)
 		store_lock_set(srv->store, shards, nshards);
 	call_from(c, cmd, t0);
-	if (nshards)
+	if (nshards == 1)
+		store_unlock(srv->store, shards[0]);
+	else if (nshards)
 		store_unlock_set(srv->store, shards, nshards);
 	if (shards && shards != stack)
 		zr_free(shards);

@@ -526,8 +526,9 @@ static bool allowed_when_subscribed(const struct command *cmd)
 
 bool pubsub_allowed(struct client *c, const struct command *cmd)
 {
-	/* RESP3 has pushes, so a subscribed RESP3 client may run anything */
-	if (c->resp != 2 || allowed_when_subscribed(cmd) || !pubsub_client_is_subscribed(c))
+	/* RESP3 has pushes, so a subscribed RESP3 client may run anything.
+	 * Cheapest test first: this runs for every command. */
+	if (c->resp != 2 || !pubsub_client_is_subscribed(c) || allowed_when_subscribed(cmd))
 		return true;
 	char name[96];
 	command_full_name(cmd, name, sizeof(name));

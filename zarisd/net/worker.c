@@ -26,6 +26,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/conn.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
 #define PROTECTED_MODE_ERROR                                                                                       \
@@ -137,6 +138,9 @@ static void *worker_main(void *arg)
 	snprintf(name, sizeof(name), "zaris-w%u", w->index);
 	pthread_setname_np(pthread_self(), name);
 	w->backend->run(w);
+	/* this thread's buffers in the modules below */
+	persist_thread_exit();
+	store_evict_pool_clear();
 	return NULL;
 }
 

@@ -244,6 +244,12 @@ out:
  * lock); aof_append takes only the log's own mutex, never a shard lock. */
 static _Thread_local struct jbuf tl_evict;
 
+void persist_thread_exit(void)
+{
+	jbuf_free(&tl_rec);
+	jbuf_free(&tl_evict);
+}
+
 static void evict_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
 {
 	struct persist *p = ctx;

@@ -54,6 +54,9 @@ struct textbuf;
  * cron thread. The working directory is `dir` already. Returns 0, or
  * -errno after logging why (the server must not start). */
 int persist_init(struct server *srv);
+/* Frees the calling thread's journal buffers; a worker calls it as it
+ * exits (LeakSanitizer saw them left behind). */
+void persist_thread_exit(void);
 /* main, after the workers stopped: the final save (unless SHUTDOWN NOSAVE
  * or no save rules; always with SHUTDOWN SAVE), then the log is flushed
  * and closed. Frees srv->persist. */

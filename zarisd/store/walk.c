@@ -170,8 +170,7 @@ void store_swapdb(struct store *s, unsigned a, unsigned b)
 	if (a == b)
 		return;
 	/* All locks at once so that no multi-key command sees one database
-	 * half swapped. Ascending order, as everywhere. (TSan's deadlock
-	 * detector tracks at most 64 held locks: `make tsan` turns it off.) */
+	 * half swapped. Ascending order, as everywhere. */
 	for (unsigned i = 0; i < s->nshards; i++)
 		shard_lock(store_shard(s, i));
 	for (unsigned i = 0; i < s->nshards; i++) {
