@@ -17,35 +17,11 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
 
-WAIT = 10.0  # seconds, bound of every poll
-
-
-def blocked_clients(cl):
-    info = cl.call("INFO", "clients").value
-    if isinstance(info, (bytes, bytearray)):
-        info = info.decode()
-    m = re.search(r"blocked_clients:(\d+)", info)
-    return int(m.group(1)) if m else -1
-
-
-def wait_blocked(cl, n):
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if blocked_clients(cl) == n:
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def block(srv, admin, expect_blocked, *cmd, resp3=False):
     """A new client that sends CMD and is known to be blocked afterwards."""
-    c = srv.client()
-    if resp3:
-        c.call("HELLO", "3")
-    c.send(*cmd)
-    if not wait_blocked(admin, expect_blocked):
-        raise RuntimeError("client did not block on %r" % (cmd,))
-    return c
+    return start_blocked(srv, admin, expect_blocked, *cmd, setup=[("HELLO", "3")] if resp3 else [])
 
 
 def scenarios(srv):

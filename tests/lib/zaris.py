@@ -40,7 +40,7 @@ import time
 __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
-    "parse_reply", "io_uring_available", "SLOW",
+    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked",
     "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out",
 ]
 
@@ -685,3 +685,36 @@ def split_args(line):
 
 
 __all__.append("split_args")
+
+
+# ------------------------------------------------------------ blocking pops
+
+def blocked_clients(cl):
+    """INFO clients' blocked_clients through CL (-1 when absent)."""
+    info = cl.call("INFO", "clients").value
+    if isinstance(info, (bytes, bytearray)):
+        info = info.decode()
+    m = re.search(r"blocked_clients:(\d+)", info)
+    return int(m.group(1)) if m else -1
+
+
+def wait_blocked(cl, n, timeout=10.0 * SLOW):
+    """Polls (bounded) until the server reports N blocked clients."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if blocked_clients(cl) == n:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
+    """A new client that runs the SETUP commands, sends CMD and is known to
+    be blocked afterwards (ADMIN sees EXPECT_BLOCKED blocked clients)."""
+    c = srv.client()
+    for s in setup:
+        c.call(*s)
+    c.send(*cmd)
+    if not wait_blocked(admin, expect_blocked):
+        raise RuntimeError("client did not block on %r" % (cmd,))
+    return c
