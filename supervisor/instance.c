@@ -71,6 +71,23 @@ static void clear_pending(struct sv_instance *i)
 	for (int k = 0; k < ZCONF_K__COUNT; k++) {
 		free(i->pending_set[k]);
 		i->pending_set[k] = NULL;
+		free(i->sent_set[k]);
+		i->sent_set[k] = NULL;
+	}
+}
+
+/* A check that failed before its CONFIG SETs were answered: they go with
+ * the next check, unless a later reload queued a newer value meanwhile. */
+static void requeue_sent(struct sv_instance *i)
+{
+	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+		if (!i->sent_set[k])
+			continue;
+		if (i->pending_set[k])
+			free(i->sent_set[k]);
+		else
+			i->pending_set[k] = i->sent_set[k];
+		i->sent_set[k] = NULL;
 	}
 }
 
@@ -415,13 +432,19 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
 		argv[1] = i->password;
 		sv_health_add(&i->check, 2, argv);
 	}
+	/* The pending changes move to this check: a reload while it is in
+	 * flight queues new ones, which this check must not count as sent
+	 * (a reload racing a check used to be marked applied unsent). */
 	for (int k = 0; k < ZCONF_K__COUNT; k++) {
 		if (!i->pending_set[k])
 			continue;
+		free(i->sent_set[k]);
+		i->sent_set[k] = i->pending_set[k];
+		i->pending_set[k] = NULL;
 		argv[0] = "CONFIG";
 		argv[1] = "SET";
 		argv[2] = zconf_key_name((enum zconf_key)k);
-		argv[3] = i->pending_set[k];
+		argv[3] = i->sent_set[k];
 		sv_health_add(&i->check, 4, argv);
 	}
 	argv[0] = "PING";
@@ -437,16 +460,17 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
 static void pending_applied(struct sv_instance *i)
 {
 	for (int k = 0; k < ZCONF_K__COUNT; k++) {
-		if (!i->pending_set[k])
+		if (!i->sent_set[k])
 			continue;
 		sv_log(LOG_NOTICE, "%s: CONFIG SET %s applied without restart", i->name,
 		       zconf_key_name((enum zconf_key)k));
 		if (k == ZCONF_K_REQUIREPASS) {
 			free(i->password);
-			i->password = i->pending_set[k][0] ? strdup(i->pending_set[k]) : NULL;
+			i->password = i->sent_set[k][0] ? strdup(i->sent_set[k]) : NULL;
 		}
+		free(i->sent_set[k]);
+		i->sent_set[k] = NULL;
 	}
-	clear_pending(i);
 }
 
 void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, int64_t now)
@@ -457,7 +481,7 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 	if (!h->done)
 		return;
 	for (int k = 0; k < ZCONF_K__COUNT; k++)
-		had_pending |= i->pending_set[k] != NULL;
+		had_pending |= i->sent_set[k] != NULL;
 	i->next_check_ms =
 		now + (i->state == SV_STARTING ? SV_STARTING_CHECK_MS : p->conf->sv.health_interval_ms);
 	if (h->ok && h->info.process_id > 0 && h->info.process_id != i->pid) {
@@ -477,9 +501,13 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 			sv_log(LOG_WARNING, "%s: live config change refused (%s); restart it to apply",
 			       i->name, h->error);
 			set_error(i, "live config change refused: %.200s", h->error);
-			clear_pending(i);
+			for (int k = 0; k < ZCONF_K__COUNT; k++) {
+				free(i->sent_set[k]);
+				i->sent_set[k] = NULL;
+			}
 			i->next_check_ms = now;
 		} else {
+			requeue_sent(i);
 			if (i->state != SV_STARTING)
 				set_error(i, "health check: %.200s", h->error);
 			sv_instance_event(i, SV_EV_HEALTH_FAIL, p, now);

@@ -68,6 +68,7 @@ struct sv_instance {
 	char last_error[256];		   /* latest problem, "" when none */
 	char *password;			   /* requirepass the process runs with, or NULL */
 	char *pending_set[ZCONF_K__COUNT]; /* live changes to send with the next check */
+	char *sent_set[ZCONF_K__COUNT];	   /* live changes the check in flight carries */
 	struct sv_health check;		   /* the exchange in flight */
 	struct sv_info info;		   /* from the last good INFO */
 };

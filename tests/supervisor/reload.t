@@ -68,6 +68,24 @@ try:
     ok({n: i["pid"] for n, i in inst.items()} == pids, "no instance restarted for a live change")
     ok(re.search(r"a: CONFIG SET maxmemory applied without restart", sv.log_text()), "logged as applied live")
 
+    # --- a reload while a health check is in flight still applies ----------
+    # (the check in flight when the reload queued the change used to mark it
+    # applied although it never carried the CONFIG SET)
+    os.kill(pids["a"], signal.SIGSTOP)
+    time.sleep(0.3)  # a check (interval 100ms) is now waiting on a: in flight
+    A5 = dict(A, maxmemory='"80mb"')
+    sv.write_conf(node_conf([A5, B2]))
+    rc, out, err = sv.ctl("reload")
+    os.kill(pids["a"], signal.SIGCONT)  # within the 1 s health timeout
+    ok(rc == 0, "reload with a new maxmemory while a's health check is in flight")
+    got = wait_for(lambda: client(pa).config_get("maxmemory").get("maxmemory") == str(80 << 20), 10)
+    ok(got, "CONFIG GET maxmemory on a shows 80mb: the change was not lost")
+    ok(sv.status()[1]["a"]["pid"] == pids["a"], "still no restart")
+    sv.write_conf(node_conf([A3, B2]))
+    ok(sv.ctl("reload")[0] == 0 and wait_for(
+        lambda: client(pa).config_get("maxmemory").get("maxmemory") == str(96 << 20), 10),
+        "back to 96mb")
+
     # --- live requirepass: health checks keep working with the new password
     A4 = dict(A3, requirepass='"s3cret"')
     sv.write_conf(node_conf([A4, B2]))
