@@ -17,6 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("ZARIS_BUILD") or os.path.join(HERE, "..", "..", "build")
 BENCH = os.path.join(BUILD, "zaris-bench")
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 n_tests = 0
 failed = 0
@@ -120,7 +121,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="zb-test-")
     redis = floor = None
     try:
-        print("1..30", flush=True)
+        print("1..31", flush=True)
+        # bench/compare parses its options (its --help once crashed on a '%')
+        h = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "bench", "compare"), "--help"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        ok(h.returncode == 0 and b"--quick" in h.stdout, "bench/compare --help works")
         for _ in range(3):  # another process may grab the port in between
             port = free_port()
             redis = start(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
