@@ -193,19 +193,4 @@ def scenarios(srv):
     return out
 
 
-def main():
-    ref = start_redis()
-    tgt = start_zarisd(threads=2)
-    want = scenarios(ref)
-    got = scenarios(tgt)
-    plan(len(want))
-    for (name, w), (_, g) in zip(want, got):
-        if not ok(w == g, name):
-            for i, (a, b) in enumerate(zip(w, g)):
-                if a != b:
-                    diag("step %d: redis %r" % (i, a))
-                    diag("step %d: zarisd %r" % (i, b))
-    sys.exit(done_testing())
-
-
-main()
+compare_scenarios(scenarios)

@@ -40,7 +40,7 @@ import time
 __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
-    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked",
+    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios",
     "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out",
 ]
 
@@ -187,6 +187,10 @@ class Server:
     def pid(self):
         return self.proc.pid if self.proc else None
 
+    def _is_up(self, reply):
+        """Whether the start-up PING's REPLY means the server runs."""
+        return reply.value == "PONG"
+
     def _start(self, timeout):
         self.port = free_port()
         self.argv = self._argv_fn(self.port)
@@ -204,7 +208,7 @@ class Server:
             try:
                 c = Client(self.port, timeout=1.0)
                 try:
-                    if c.call("PING").value == "PONG":
+                    if self._is_up(c.call("PING")):
                         return
                 finally:
                     c.close()
@@ -718,3 +722,19 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
     if not wait_blocked(admin, expect_blocked):
         raise RuntimeError("client did not block on %r" % (cmd,))
     return c
+
+
+def compare_scenarios(scenarios, threads=2):
+    """Runs SCENARIOS(server) -> [(name, [raw replies])] against redis-server
+    and zarisd, one TAP line per scenario, the differing steps as
+    diagnostics; exits with done_testing()'s status."""
+    want = scenarios(start_redis())
+    got = scenarios(start_zarisd(threads=threads))
+    plan(len(want))
+    for (name, w), (_, g) in zip(want, got):
+        if not ok(w == g, name):
+            for i, (a, b) in enumerate(zip(w, g)):
+                if a != b:
+                    diag("step %d: redis %r" % (i, a))
+                    diag("step %d: zarisd %r" % (i, b))
+    sys.exit(done_testing())
