@@ -378,6 +378,13 @@ bool conn_check_output_limits(struct conn *c, int64_t now_ms)
 	return true;
 }
 
+void conn_sent(struct conn *c, size_t n)
+{
+	obuf_consume(&c->client.out, n);
+	STAT_ADD(c->w->stats, net_output_bytes, n);
+	atomic_store_explicit(&c->client.last_interaction_ms, c->w->now_ms, memory_order_relaxed);
+}
+
 void conn_publish(struct conn *c)
 {
 	atomic_store_explicit(&c->client.shared_qbuf, c->qlen, memory_order_relaxed);

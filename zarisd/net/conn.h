@@ -67,5 +67,9 @@ bool conn_resume(struct conn *c);
 bool conn_check_output_limits(struct conn *c, int64_t now_ms);
 /* Publishes the shared fields other workers read (CLIENT LIST). */
 void conn_publish(struct conn *c);
+/* Accounts N bytes of c->client.out written to the socket by a backend:
+ * drops them from the buffer; like Redis, a write is an interaction, so a
+ * client that is sent a reply or a message is not idle (--timeout). */
+void conn_sent(struct conn *c, size_t n);
 
 #endif

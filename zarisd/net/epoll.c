@@ -101,8 +101,7 @@ static void epoll_send(struct worker *w, struct conn *c)
 			epoll_close_conn(w, c);
 			return;
 		}
-		obuf_consume(&c->client.out, (size_t)r);
-		STAT_ADD(w->stats, net_output_bytes, r);
+		conn_sent(c, (size_t)r);
 	}
 	set_epollout(e, c, false);
 	if (c->close_after_send)

@@ -255,8 +255,7 @@ static void on_send(struct worker *w, struct uring_state *u, struct conn *c, int
 	if (res < 0) {
 		uring_close_conn(w, c);
 	} else if (c->state == CONN_OPEN) {
-		obuf_consume(&c->client.out, (size_t)res);
-		STAT_ADD(w->stats, net_output_bytes, res);
+		conn_sent(c, (size_t)res);
 		if (c->client.out.bytes || c->close_after_send)
 			worker_queue_send(w, c);
 	}
