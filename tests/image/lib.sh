@@ -29,7 +29,9 @@ IMG_PIDS=()
 
 img_plan() { echo "1..$1"; }
 img_skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-img_diag() { local l; while IFS= read -r l; do echo "# $l"; done <<<"$*"; }
+# img_diag TEXT: on stderr (as Test::More's diag), so that CI's plain prove
+# log shows why a check failed.
+img_diag() { local l; while IFS= read -r l; do echo "# $l" >&2; done <<<"$*"; }
 # img_bail REASON: fail this file and stop it (not TAP's "Bail out!", which
 # would stop every other test of the prove run too).
 img_bail() { img_ok 1 "$*" || true; exit 1; }

@@ -514,7 +514,18 @@ def info_test():
                 time.sleep(0.05)
             time.sleep(0.2)
             i3 = cli.info("persistence")
+            # changes counted on every worker (zarisd --threads 2: the
+            # connections are spread over both) add up
+            port = cli.connection_pool.connection_kwargs["port"]
+            many = [redis.Redis(host="127.0.0.1", port=port, socket_timeout=20) for _ in range(8)]
+            for _ in range(50):
+                for i, m in enumerate(many):
+                    m.incr("counter%d" % i)
+            i4 = cli.info("persistence")
+            for m in many:
+                m.close()
             seen[name] = (i1["rdb_changes_since_last_save"], i2["rdb_changes_since_last_save"],
+                          i4["rdb_changes_since_last_save"],
                           i2["rdb_last_bgsave_time_sec"], i2["rdb_saves"], i3["rdb_saves"],
                           i3["rdb_last_bgsave_status"], i3["rdb_last_bgsave_time_sec"] >= 0,
                           i3["aof_last_write_status"], i3["aof_rewrites_consecutive_failures"],

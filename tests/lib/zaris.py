@@ -97,13 +97,20 @@ def bail_out(reason):
     sys.exit(255)
 
 
-def _comment(prefix, msg):
+def _comment(prefix, msg, stream=None):
     for line in str(msg).split("\n"):
-        _out("# " + prefix + line)
+        if stream is None:
+            _out("# " + prefix + line)
+        else:
+            sys.stdout.flush()
+            stream.write("# " + prefix + line + "\n")
+            stream.flush()
 
 
 def diag(msg):
-    _comment("", msg)
+    """A diagnostic: on stderr, as Test::More's diag, so that a plain
+    (not verbose) prove run -- CI's log -- shows why a check failed."""
+    _comment("", msg, sys.stderr)
 
 
 def note(msg):

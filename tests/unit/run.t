@@ -25,6 +25,6 @@ for src in "${srcs[@]}"; do
     echo "ok $n - unit/$name ($count assertions)"
   else
     echo "not ok $n - unit/$name (exit $rc, $failed failed, planned ${plan:-?}, ran $count)"
-    printf '%s\n' "$out" | grep -vE '^ok ' | tail -40 | sed 's/^/# /'
+    printf '%s\n' "$out" | grep -vE '^ok ' | tail -40 | sed 's/^/# /' >&2
   fi
 done

@@ -131,6 +131,7 @@ void cmd_setbit(struct client *c)
 		return;
 	int old = (p[byte] >> shift) & 1;
 	p[byte] = (uint8_t)((p[byte] & ~(1u << shift)) | ((unsigned)on << shift));
+	store_thread_changes_are(1); /* creating the key stamped too: one change for Redis */
 	reply_long(&c->out, old);
 }
 

@@ -134,6 +134,8 @@ static long long hset_generic(struct client *c)
 	}
 	if (!commit(c, e, h))
 		return -1;
+	/* Redis counts each pair, new or not */
+	store_thread_changes_are((uint64_t)(c->argc - 2) / 2);
 	notify(c, NOTIFY_HASH, "hset");
 	if (oom) {
 		reply_error(&c->out, ERR_OOM);
@@ -202,6 +204,7 @@ void cmd_hdel(struct client *c)
 			store_delete_entry_locked(c->srv->store, c->db, e);
 		else
 			store_modified_locked(c->srv->store, c->db, e);
+		store_thread_changes_are((uint64_t)deleted);
 		notify(c, NOTIFY_HASH, "hdel");
 		if (emptied)
 			notify(c, NOTIFY_GENERIC, "del");

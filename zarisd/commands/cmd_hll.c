@@ -88,6 +88,7 @@ static bool create_or_reply(struct client *c, int keyi, const struct hll *h)
 static void pfadd_dense(struct client *c, struct entry *e, const uint8_t *v)
 {
 	uint8_t *w = NULL;
+	uint64_t updated = 0;
 	for (int j = 2; j < c->argc; j++) {
 		unsigned index, count = hll_pattern(c->argv[j].ptr, c->argv[j].len, &index);
 		const uint8_t *regs = (w ? w : v) + HLL_HDR_SIZE;
@@ -101,9 +102,12 @@ static void pfadd_dense(struct client *c, struct entry *e, const uint8_t *v)
 			}
 		}
 		hll_dense_set(w + HLL_HDR_SIZE, index, count);
+		updated++;
 	}
-	if (w)
+	if (w) {
 		hll_cache_invalidate(w);
+		store_thread_changes_are(updated); /* Redis counts each raised register */
+	}
 	reply_long(&c->out, w ? 1 : 0);
 }
 
@@ -143,6 +147,7 @@ void cmd_pfadd(struct client *c)
 		hll_cache_invalidate(h.p);
 		if (!(e ? write_back_or_reply(c, &e, &h) : create_or_reply(c, 1, &h)))
 			goto out;
+		store_thread_changes_are((uint64_t)updated); /* Redis counts each raised register */
 	}
 	reply_long(&c->out, updated ? 1 : 0);
 out:

@@ -95,6 +95,7 @@ static void pop_n(struct store *s, unsigned db, struct entry *e, enum list_where
 		list_pop(l, where);
 	}
 	after_write(s, db, e);
+	store_thread_changes_are(n); /* Redis counts each element popped */
 }
 
 /* Pops one element at WHERE of E's list (not empty) as a bulk. */
@@ -146,6 +147,7 @@ static void move_one(struct server *srv, unsigned db, int64_t now_ms, const char
 	se = find_list(s, db, src, slen, now_ms, STORE_LOOKUP_NOSTATS, &wrong);
 	list_pop(entry_obj(se), from);
 	after_write(s, db, se);
+	store_thread_changes_are(1); /* one change for Redis, whatever was stamped */
 	blocking_signal_key(srv, db, dst, dlen);
 	reply_bulk(out, v, len);
 out_free:
@@ -191,11 +193,13 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 				return;
 			}
 			store_modified_locked(c->srv->store, c->db, e);
+			store_thread_changes_are((uint64_t)(i - 2));
 			blocking_signal_key(c->srv, c->db, c->argv[1].ptr, c->argv[1].len);
 			return;
 		}
 	}
 	store_modified_locked(c->srv->store, c->db, e);
+	store_thread_changes_are((uint64_t)(c->argc - 2)); /* Redis counts each element */
 	reply_long(&c->out, (long long)list_len(l));
 	blocking_signal_key(c->srv, c->db, c->argv[1].ptr, c->argv[1].len);
 }
@@ -450,8 +454,10 @@ void cmd_lrem(struct client *c)
 		return;
 	}
 	uint64_t removed = list_remove(entry_obj(e), c->argv[3].ptr, c->argv[3].len, count);
-	if (removed)
+	if (removed) {
 		after_write(c->srv->store, c->db, e);
+		store_thread_changes_are(removed);
+	}
 	reply_long(&c->out, (long long)removed);
 }
 
@@ -479,6 +485,7 @@ void cmd_ltrim(struct client *c)
 	}
 	list_trim(l, head_n, tail_n);
 	after_write(c->srv->store, c->db, e);
+	store_thread_changes_are(head_n + tail_n); /* Redis: the elements removed */
 	reply_ok(&c->out);
 }
 

@@ -148,8 +148,10 @@ void cmd_sadd(struct client *c)
 	} else if (added) {
 		store_modified_locked(c->srv->store, c->db, e);
 	}
-	if (added)
+	if (added) {
+		store_thread_changes_are((uint64_t)added); /* Redis counts each member */
 		notify(c, NOTIFY_SET, "sadd", 1);
+	}
 	if (oom)
 		reply_error(&c->out, ERR_OOM);
 	else
@@ -167,6 +169,8 @@ void cmd_srem(struct client *c)
 		removed += set_remove(s, c->argv[i].ptr, c->argv[i].len);
 	if (s)
 		after_removal(c, 1, e, s, removed > 0, "srem");
+	if (removed)
+		store_thread_changes_are((uint64_t)removed);
 	reply_long(&c->out, removed);
 }
 
@@ -256,6 +260,7 @@ static void spop_with_count(struct client *c)
 	if (count >= size) {
 		reply_members(c, s);
 		store_delete_entry_locked(c->srv->store, c->db, e);
+		store_thread_changes_are(size); /* Redis counts each member */
 		notify(c, NOTIFY_SET, "spop", 1);
 		notify(c, NOTIFY_GENERIC, "del", 1);
 		return;
@@ -266,6 +271,7 @@ static void spop_with_count(struct client *c)
 	if ((size - count) * SPOP_MOVE_STRATEGY_MUL <= count)
 		set_recompact(s, max_intset(c));
 	store_modified_locked(c->srv->store, c->db, e);
+	store_thread_changes_are(count);
 	notify(c, NOTIFY_SET, "spop", 1);
 }
 

@@ -88,8 +88,7 @@ static bool overwrite_or_reply(struct client *c, struct entry **e, const char *v
 	}
 	if (vlen)
 		memcpy(p, val, vlen);
-	store_modified_locked(c->srv->store, c->db, *e);
-	return true;
+	return true; /* the resize stamped the new version */
 }
 
 /* getGenericCommand: replies the value of argv[1] (or null). Returns the
@@ -526,8 +525,7 @@ void cmd_append(struct client *c)
 		return;
 	}
 	if (alen)
-		memcpy(p + olen, add, alen);
-	store_modified_locked(c->srv->store, c->db, e);
+		memcpy(p + olen, add, alen); /* the resize stamped the new version */
 	notify_arg(c, NOTIFY_STRING, "append", 1);
 	reply_long(&c->out, (long long)(olen + alen));
 }
@@ -643,8 +641,8 @@ void cmd_setrange(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
-	memcpy(p + offset, val, vlen);
-	store_modified_locked(s, c->db, e);
+	memcpy(p + offset, val, vlen); /* the resize stamped the new version */
+	store_thread_changes_are(1);   /* creating the key stamped too: one change for Redis */
 	notify_arg(c, NOTIFY_STRING, "setrange", 1);
 	reply_long(&c->out, (long long)newlen);
 }

@@ -293,6 +293,8 @@ static void zadd_generic(struct client *c, unsigned flags)
 	} else if (added || updated) {
 		store_modified_locked(c->srv->store, c->db, e);
 	}
+	if (added || updated)
+		store_thread_changes_are((uint64_t)(added + updated)); /* Redis counts each member */
 reply:
 	if (incr) {
 		if (processed)
@@ -336,8 +338,10 @@ void cmd_zrem(struct client *c)
 			if (zset_card(z) == 0)
 				break;
 		}
-		if (deleted)
+		if (deleted) {
 			zcmd_written(c, 1, e, z, "zrem");
+			store_thread_changes_are((uint64_t)deleted);
+		}
 	}
 	reply_long(&c->out, deleted);
 }
@@ -696,6 +700,7 @@ static void zremrange_generic(struct client *c, enum range_type type)
 		};
 		zset_remove_ranks(z, first, n);
 		zcmd_written(c, 1, e, z, events[type]);
+		store_thread_changes_are(n);
 	}
 	reply_long(&c->out, (long long)n);
 }

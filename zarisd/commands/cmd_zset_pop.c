@@ -74,6 +74,7 @@ static void pop_reply(struct obuf *out, struct server *srv, unsigned db, const c
 	} else {
 		store_modified_locked(srv->store, db, e);
 	}
+	store_thread_changes_are(n); /* Redis counts each member popped */
 }
 
 /* The first key of argv[FIRST .. FIRST + NKEYS) holding a sorted set: its

@@ -52,7 +52,13 @@ struct persist {
 	_Atomic int bg_kind; /* 0 none, 1 bgsave, 2 rewrite */
 	_Atomic int scheduled_rewrite;
 	_Atomic int aof_on;
-	_Atomic uint64_t changes; /* keyspace changes since the last save's instant */
+	/* Keyspace changes (Redis's server.dirty): every thread that runs
+	 * commands counts into a slot of its own (a shared counter cost a
+	 * locked add on one cache line per write, bounced between workers);
+	 * the count since the last save is their sum minus changes_saved. */
+	struct change_slot *_Atomic change_slots;
+	_Atomic uint64_t changes_saved; /* the sum at the last save's instant */
+	uint64_t id;			/* tells a thread's slot of this P from one of an earlier P */
 	_Atomic int64_t bg_start_ms;
 	_Atomic int last_bgsave_ok, last_rewrite_ok;
 	_Atomic int64_t last_bgsave_sec, last_rewrite_sec;
@@ -68,9 +74,67 @@ struct persist {
 	_Atomic int cron_stop;
 };
 
+/* One thread's count, written only by that thread, linked into
+ * p->change_slots on its first write, freed with P. 64 bytes: a block of
+ * the allocator's 64-byte class, so a line of its own (no _Alignas: the
+ * sanitizers' allocators promise 16). */
+struct change_slot {
+	_Atomic uint64_t n;
+	struct change_slot *next;
+	char pad[64 - sizeof(uint64_t) - sizeof(void *)];
+};
+
 static _Atomic uint64_t txn_ids;
-static _Thread_local uint64_t tl_txn; /* this thread's EXEC's txn id, once it journaled a record */
+static _Atomic uint64_t persist_ids;
+static _Thread_local struct change_slot *tl_slot;
+static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
+static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
 static _Thread_local struct jbuf tl_rec;
+
+/* --- keyspace change counts --------------------------------------------------------- */
+
+static void count_changes(struct persist *p, uint64_t n)
+{
+	if (tl_slot_owner != p->id) {
+		struct change_slot *s = zr_calloc(1, sizeof(*s));
+		s->next = atomic_load_explicit(&p->change_slots, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&p->change_slots, &s->next, s,
+							      memory_order_release, memory_order_relaxed))
+			;
+		tl_slot = s;
+		tl_slot_owner = p->id;
+	}
+	atomic_store_explicit(&tl_slot->n, atomic_load_explicit(&tl_slot->n, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static uint64_t changes_total(struct persist *p)
+{
+	uint64_t sum = 0;
+	for (struct change_slot *s = atomic_load_explicit(&p->change_slots, memory_order_acquire); s;
+	     s = s->next)
+		sum += atomic_load_explicit(&s->n, memory_order_relaxed);
+	return sum;
+}
+
+/* Changes since the last save's instant (INFO's rdb_changes_since_last_save). */
+static uint64_t changes_unsaved(struct persist *p)
+{
+	uint64_t total = changes_total(p);
+	uint64_t saved = atomic_load_explicit(&p->changes_saved, memory_order_relaxed);
+	return total > saved ? total - saved : 0; /* a slot read before the instant's sum */
+}
+
+static void free_change_slots(struct persist *p)
+{
+	struct change_slot *s = atomic_load_explicit(&p->change_slots, memory_order_acquire);
+	while (s) {
+		struct change_slot *next = s->next;
+		zr_free(s);
+		s = next;
+	}
+	atomic_store_explicit(&p->change_slots, NULL, memory_order_relaxed);
+}
 
 /* --- the journal hook ------------------------------------------------------------- */
 
@@ -82,6 +146,9 @@ static bool gated(const struct client *c, const struct command *cmd)
 uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 {
 	store_thread_write_intent(cmd->flags & CMD_WRITE);
+	/* a count said outside a command (a blocked client served after one)
+	 * is not this command's */
+	(void)store_thread_take_changes(0);
 	struct persist *p = c->srv->persist;
 	if (p && gated(c, cmd))
 		pthread_rwlock_rdlock(&p->gate);
@@ -158,19 +225,25 @@ static void key_range(const struct client *c, const struct command *cmd, int *fi
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
 {
 	store_thread_write_intent(false);
+	uint64_t stamped = store_thread_dirty() - token;
+	/* taken (and forgotten) even when nothing is counted below */
+	uint64_t changes = store_thread_take_changes(stamped);
 	struct persist *p = c->srv->persist;
 	if (!p)
 		return;
-	uint64_t changed = store_thread_dirty() - token;
-	if (!changed)
+	if (!stamped)
 		goto out;
 	/* Redis's server.dirty counts changes, not commands (MSET of three
-	 * keys: 3); the store counts each write it stamps and each key freed */
-	atomic_fetch_add_explicit(&p->changes, changed, memory_order_relaxed);
+	 * keys: 3; SADD of two new members: 2); the store counts each write it
+	 * stamps and each key freed unless the command said its count. EXEC's
+	 * commands counted themselves (EXEC ends after them). */
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && is_named(cmd, "exec");
+	if (!exec_end)
+		count_changes(p, changes);
 	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		goto out;
 	uint64_t seq;
-	if (!(c->flags & CLIENT_IN_EXEC) && is_named(cmd, "exec")) {
+	if (exec_end) {
 		/* the queued commands were journaled one by one: close them */
 		if (tl_txn) {
 			seq = aof_commit(p->aof, tl_txn);
@@ -309,12 +382,14 @@ static uint64_t at_instant(void *arg)
 	struct persist *p = ic->p;
 	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof, ic->log_dir)
 									      : aof_last_seq(p->aof);
-	ic->changes_at = atomic_exchange_explicit(&p->changes, 0, memory_order_relaxed);
+	/* every shard lock is held: no command is changing the keyspace */
+	uint64_t total = changes_total(p);
+	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
 	pthread_rwlock_unlock(&p->gate);
 	ic->gate_held = false;
-	/* every shard lock is held: the count is the image's (INFO's
-	 * current_save_keys_total while the save runs) */
-	uint64_t total = 0;
+	/* the count is the image's (INFO's current_save_keys_total while
+	 * the save runs) */
+	total = 0;
 	for (unsigned db = 0; db < store_databases(p->srv->store); db++)
 		total += store_dbsize(p->srv->store, db);
 	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
@@ -357,7 +432,7 @@ static int do_save(struct persist *p, bool rewrite, bool bg)
 		       res.keys, res.bytes, res.journal_seq, res.cow_peak, res.cow_entries);
 	} else {
 		/* the changes are still unsaved */
-		atomic_fetch_add_explicit(&p->changes, ic.changes_at, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&p->changes_saved, ic.changes_at, memory_order_relaxed);
 	}
 	atomic_store_explicit(rewrite ? &p->last_rewrite_ok : &p->last_bgsave_ok, r == 0,
 			      memory_order_relaxed);
@@ -510,7 +585,7 @@ static bool save_rule_due(struct persist *p, int64_t now_ms)
 	pthread_mutex_lock(&cfg->lock);
 	snprintf(rules, sizeof(rules), "%s", cfg->save ? cfg->save : "");
 	pthread_mutex_unlock(&cfg->lock);
-	uint64_t changes = atomic_load_explicit(&p->changes, memory_order_relaxed);
+	uint64_t changes = changes_unsaved(p);
 	int64_t since = now_ms / 1000 - atomic_load_explicit(&p->srv->lastsave, memory_order_relaxed);
 	bool failed = !atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed);
 	if (failed && now_ms - atomic_load_explicit(&p->last_try_ms, memory_order_relaxed) < BGSAVE_RETRY_MS)
@@ -554,8 +629,7 @@ static void *cron_main(void *arg)
 		if (atomic_exchange_explicit(&p->scheduled_rewrite, 0, memory_order_relaxed)) {
 			persist_bgsave(p->srv, true, false);
 		} else if (save_rule_due(p, now)) {
-			zr_log(ZR_LOG_NOTICE, "%" PRIu64 " changes: saving...",
-			       atomic_load_explicit(&p->changes, memory_order_relaxed));
+			zr_log(ZR_LOG_NOTICE, "%" PRIu64 " changes: saving...", changes_unsaved(p));
 			persist_bgsave(p->srv, false, false);
 		} else if (rewrite_due(p)) {
 			zr_log(ZR_LOG_NOTICE, "Starting automatic rewriting of AOF on growth");
@@ -572,6 +646,7 @@ int persist_init(struct server *srv)
 	struct settings *cfg = srv->cfg;
 	struct persist *p = zr_calloc(1, sizeof(*p));
 	p->srv = srv;
+	p->id = atomic_fetch_add_explicit(&persist_ids, 1, memory_order_relaxed) + 1;
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
 	char *log_dir = path_in_cwd(cfg->appenddirname);
@@ -639,6 +714,7 @@ fail:
 	zr_free(p->snap_path);
 	zr_free(p->aof_dir);
 	zr_free(p->cwd);
+	free_change_slots(p);
 	zr_free(p);
 	return r;
 }
@@ -671,6 +747,7 @@ void persist_shutdown(struct server *srv)
 	zr_free(p->snap_path);
 	zr_free(p->aof_dir);
 	zr_free(p->cwd);
+	free_change_slots(p);
 	zr_free(p);
 	srv->persist = NULL;
 }
@@ -737,9 +814,8 @@ void persist_info(struct server *srv, struct textbuf *t)
 		       "aof_last_cow_size:%" PRIu64 "\r\n"
 		       "module_fork_in_progress:0\r\n"
 		       "module_fork_last_cow_size:0\r\n",
-		       kind ? ss.peak : 0, kind ? ss.bytes : 0, perc, done, total,
-		       atomic_load_explicit(&p->changes, memory_order_relaxed), kind == 1,
-		       (long long)atomic_load_explicit(&srv->lastsave, memory_order_relaxed),
+		       kind ? ss.peak : 0, kind ? ss.bytes : 0, perc, done, total, changes_unsaved(p),
+		       kind == 1, (long long)atomic_load_explicit(&srv->lastsave, memory_order_relaxed),
 		       atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed) ? "ok" : "err",
 		       (long long)atomic_load_explicit(&p->last_bgsave_sec, memory_order_relaxed),
 		       (long long)(kind == 1 ? cur : -1),

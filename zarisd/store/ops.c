@@ -44,6 +44,23 @@ uint64_t store_thread_dirty(void)
 	return store_dirty_count;
 }
 
+static _Thread_local bool changes_said;
+static _Thread_local uint64_t changes_said_n;
+
+void store_thread_changes_are(uint64_t n)
+{
+	changes_said = true;
+	changes_said_n = n;
+}
+
+uint64_t store_thread_take_changes(uint64_t stamped)
+{
+	if (!changes_said)
+		return stamped;
+	changes_said = false;
+	return changes_said_n;
+}
+
 void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 {
 	store_dirty_count++;

@@ -286,6 +286,15 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
  * made so far. The dispatcher compares it around a command to know that the
  * command changed the keyspace (Redis's server.dirty). */
 uint64_t store_thread_dirty(void);
+/* For Redis's change count (server.dirty, INFO rdb_changes_since_last_save,
+ * the save rules), a command that adds or removes elements of a collection
+ * says how many (SADD of 3 new members: 3), and a command whose writes the
+ * store stamps more than once (SETRANGE creating its key) says 1: the
+ * running command made N changes, whatever store_thread_dirty() counted. */
+void store_thread_changes_are(uint64_t n);
+/* The running command's change count: what it said (and forgets it), else
+ * STAMPED (what store_thread_dirty() counted during it). */
+uint64_t store_thread_take_changes(uint64_t stamped);
 
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
  * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
