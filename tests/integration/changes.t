@@ -12,7 +12,8 @@
 #
 # They were zarisd bugs: collections counted one per command, SETRANGE /
 # SETBIT creating a key and INCR / APPEND / SETRANGE on an existing one
-# counted two, LMOVE three, and EXEC counted its commands a second time.
+# counted two, LMOVE three, EXEC counted its commands a second time, and
+# a SET whose new value needed a new block counted the old one's free too.
 
 import os
 import sys
@@ -30,6 +31,8 @@ GROUPS = [
         append nk x
         setrange s 2 x
         setrange s 0 j
+        set s hello
+        set s LONG
         set s hello
         setnx s y
         getset s z
@@ -181,6 +184,9 @@ GROUPS = [
 ]
 
 
+LONG = "x" * 300
+
+
 def scenarios(srv):
     cmd = srv.client()
     info = srv.client()
@@ -194,7 +200,8 @@ def scenarios(srv):
         steps = []
         for line in text.strip().splitlines():
             before = changes()
-            reply = cmd.call(*line.split()).raw
+            # LONG: a value too big for the old block, whatever the allocator
+            reply = cmd.call(*[LONG if w == "LONG" else w for w in line.split()]).raw
             if line.split()[0] == "spop":  # random members: their number only
                 reply = reply.split(b"\r\n")[0]
             steps.append((line.strip(), reply, changes() - before))

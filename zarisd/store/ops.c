@@ -61,14 +61,21 @@ uint64_t store_thread_take_changes(uint64_t stamped)
 	return changes_said_n;
 }
 
-void store_entry_free(struct store *s, struct dict *d, struct entry *e)
+/* store_entry_free without counting a change: for an entry replaced by
+ * a new block of the same key (that write is counted by its stamp). */
+static void entry_release(struct store *s, struct dict *d, struct entry *e)
 {
-	store_dirty_count++;
 	dict_bytes_add(d, -(int64_t)zr_usable(e));
 	if (store_snap_on(s) && store_snap_retain(s, d, e))
 		return; /* the running snapshot keeps it as its pre-image */
 	free_value(s, e);
 	zr_free(e);
+}
+
+void store_entry_free(struct store *s, struct dict *d, struct entry *e)
+{
+	store_dirty_count++;
+	entry_release(s, d, e);
 }
 
 void store_unlink_free(struct store *s, struct dict *d, struct entry **link)
@@ -205,7 +212,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 			dict_bytes_add(d, -(int64_t)zr_usable(old));
 			zr_free(old);
 		} else {
-			store_entry_free(s, d, old);
+			entry_release(s, d, old); /* a replacement: one change, stamped below */
 		}
 		ne->version = shard_next_version(s, shd);
 		if (out)
