@@ -91,7 +91,9 @@ main=$(prop MainPID)
 rc=$?
 [ $rc -eq 0 ] && active && [ "$(prop MainPID)" = "$main" ]
 img_ok $? "a second provisioning run succeeds and leaves the running service alone" ||
-	img_diag "rc=$rc $(tail -20 "$IMG_DIR/packer2.log")"
+	img_diag "packer rc=$rc, MainPID $main -> $(prop MainPID), $(img_in systemctl is-active zaris.service), NRestarts=$(prop NRestarts)
+$(tail -20 "$IMG_DIR/packer2.log")
+$(journal -n 30)"
 
 out=$(systemd-analyze verify --root="$root" zaris.service zaris-thp.service 2>&1)
 img_ok $? "systemd-analyze verify of the installed units" || img_diag "$out"

@@ -23,7 +23,7 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BUILD = os.environ.get("ZARIS_BUILD", os.path.join(REPO, "build"))
+BUILD = os.path.abspath(os.environ.get("ZARIS_BUILD", os.path.join(REPO, "build")))
 ZARISD = os.path.join(BUILD, "zarisd")
 SUPERVISOR = os.path.join(BUILD, "zaris-supervisor")
 ZARISCTL = os.path.join(BUILD, "zarisctl")
@@ -187,7 +187,9 @@ class Supervisor:
         self.proc = subprocess.Popen(
             [SUPERVISOR, "--config", self.conf, "--control-socket", self.sock] + zargs
             + list(extra_args),
-            env=env, stdout=self.logf, stderr=subprocess.STDOUT)
+            # in its own directory: a node without `dir` keeps its files in
+            # ./<node name>, which must not land in the checkout
+            env=env, stdout=self.logf, stderr=subprocess.STDOUT, cwd=self.dir)
         self.known_pids = set()
 
     def write_conf(self, text):
