@@ -100,5 +100,9 @@ find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 
 mkdir -p "$outdir"
 deb=$outdir/zaris_${version}_$arch.deb
-dpkg-deb -Zxz --root-owner-group --build "$root" "$deb" >/dev/null
+# built beside it and renamed over it: whoever reads the previous .deb
+# (a packer upload, a parallel test) keeps reading a whole file
+trap 'rm -rf "$work" "$deb.tmp.$$"' EXIT
+dpkg-deb -Zxz --root-owner-group --build "$root" "$deb.tmp.$$" >/dev/null
+mv -f "$deb.tmp.$$" "$deb"
 echo "$deb"

@@ -11,7 +11,7 @@ for t in dpkg-deb objdump lintian make; do
 done
 img_need_plain_build
 img_workdir
-img_plan 11
+img_plan 12
 
 deb=$(img_deb)
 [ -n "$deb" ] && [ -f "$deb" ]
@@ -93,5 +93,22 @@ twice() {
 }
 img_locked twice >/dev/null && cmp -s "$IMG_DIR"/r1/*.deb "$IMG_DIR"/r2/*.deb
 img_ok $? "two builds from the same inputs are identical"
+
+# A rebuild renames a new file over the old one: a reader of the previous
+# .deb (appliance.t's packer upload while this test runs `make deb`) keeps
+# reading a whole package. It was rewritten in place: apt in the image then
+# read a truncated file ("could not locate member control.tar").
+rebuild() {
+	exec 7<"$IMG_DIR/r1/zaris_${version}_$(dpkg --print-architecture).deb"
+	before=$(stat -L -c %i /dev/fd/7)
+	SOURCE_DATE_EPOCH=1700000000 sh "$IMG_REPO/image/build-deb.sh" "$ZARIS_BUILD" "$version" "$IMG_DIR/r1" >/dev/null &&
+		after=$(stat -c %i "$IMG_DIR"/r1/*.deb) &&
+		[ "$before" != "$after" ] && dpkg-deb -f /dev/fd/7 Package >/dev/null
+	rc=$?
+	exec 7<&-
+	return $rc
+}
+img_locked rebuild
+img_ok $? "a rebuild replaces the .deb by rename; the old one stays whole for its readers"
 
 img_done
