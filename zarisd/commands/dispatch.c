@@ -277,6 +277,23 @@ static inline bool memory_ok(struct client *c, const struct command *cmd, int64_
 	return evict_ok(c, cmd, maxmemory, t0);
 }
 
+/* Redis's writeCommandsDeniedByDiskError for the log: while the log cannot
+ * be written, write commands get -MISCONF (false after replying). Unlike
+ * Redis, PING still answers PONG: the supervisor's health check would
+ * otherwise restart an instance that serves reads and whose unwritten
+ * records are kept for a retry (persist/aof.c). */
+static inline bool disk_ok(struct client *c, const struct command *cmd)
+{
+	if (!(cmd->flags & CMD_WRITE))
+		return true;
+	int err = persist_write_errno(c->srv);
+	if (!err)
+		return true;
+	reply_errorf(&c->out, "MISCONF Errors writing to the AOF file: %s", strerror(err));
+	reject(c, &c->stats->cmd[cmd->id]);
+	return false;
+}
+
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
 	*out = NULL;
@@ -369,13 +386,13 @@ static enum dispatch_result run_command(struct client *c)
 			reject(c, &c->stats->cmd[cmd->id]);
 			return DISPATCH_DONE;
 		}
-		if (memory_ok(c, cmd, NULL))
+		if (memory_ok(c, cmd, NULL) && disk_ok(c, cmd))
 			multi_queue(c, cmd);
 		return DISPATCH_DONE;
 	}
 	if (paused_for(c, cmd))
 		return DISPATCH_PAUSED;
-	if (!memory_ok(c, cmd, &t0))
+	if (!memory_ok(c, cmd, &t0) || !disk_ok(c, cmd))
 		return DISPATCH_DONE;
 
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */

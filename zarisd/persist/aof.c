@@ -226,20 +226,69 @@ static void publish(struct aof *a, uint64_t seq)
 	server_wake_all(a->srv);
 }
 
-static int do_write(struct aof *a, const unsigned char *p, size_t n)
+/* Writes what it can of P[0..N) to the open segment; returns how many
+ * bytes went in (N unless a write failed: ENOSPC, EIO ..., then the error
+ * is logged once and kept in last_errno until a write works again). */
+static size_t write_some(struct aof *a, const unsigned char *p, size_t n)
 {
-	int r = fileio_write_all(a->fd, p, n);
-	if (r < 0) {
-		atomic_store_explicit(&a->last_errno, -r, memory_order_relaxed);
-		zr_log(ZR_LOG_WARNING, "Error writing to the append-only file: %s", strerror(-r));
-		return r;
+	size_t done = 0;
+	int err = 0;
+	while (done < n) {
+		ssize_t w = write(a->fd, p + done, n - done);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			break;
+		}
+		done += (size_t)w;
 	}
-	atomic_fetch_add_explicit(&a->current_size, n, memory_order_relaxed);
-	a->unsynced = true;
+	if (done) {
+		atomic_fetch_add_explicit(&a->current_size, done, memory_order_relaxed);
+		a->unsynced = true;
+	}
+	if (err) {
+		if (atomic_exchange_explicit(&a->last_errno, err, memory_order_relaxed) != err)
+			zr_log(ZR_LOG_WARNING,
+			       "Error writing to the append-only file: %s; the unwritten records are kept "
+			       "and retried, write commands are refused meanwhile",
+			       strerror(err));
+		return done;
+	}
 	/* Redis's aof_last_write_status turns ok again once a write works */
 	if (atomic_exchange_explicit(&a->last_errno, 0, memory_order_relaxed))
 		zr_log(ZR_LOG_WARNING, "AOF write error looks solved, zarisd can write again.");
-	return 0;
+	return done;
+}
+
+/* What the writer could not write yet, in order. While it holds bytes the
+ * writer takes nothing new from the buffer and publishes nothing: a reply
+ * waiting for a record is never released before the record is in the file
+ * (journal_durable), and the records stay for a retry every 100 ms. A cut
+ * met meanwhile waits until the bytes of the segment it closes are in. */
+struct backlog {
+	struct jbuf bytes; /* for the open segment */
+	bool cut;	   /* then: close it, open cut_seq's (in cut_dir) */
+	uint64_t cut_seq, cut_gen;
+	char *cut_dir;
+	struct jbuf after; /* for the segment the cut opens */
+	uint64_t seq;	   /* the last record in bytes / after */
+};
+
+static bool backlog_empty(const struct backlog *b)
+{
+	return b->bytes.len == 0 && !b->cut;
+}
+
+/* Writes P[0..N), or keeps what is not written at the end of B->bytes
+ * (all of it when bytes are already waiting: the order stays). */
+static void write_or_keep(struct aof *a, struct backlog *b, const unsigned char *p, size_t n)
+{
+	if (a->fd < 0)
+		return; /* no segment open (switch_segment logged why) */
+	size_t done = b->bytes.len ? 0 : write_some(a, p, n);
+	if (done < n)
+		jbuf_put(&b->bytes, p + done, n - done);
 }
 
 static void do_fsync(struct aof *a)
@@ -297,13 +346,89 @@ static void switch_segment(struct aof *a, uint64_t start, char *new_dir)
 	open_segment(a, start, false);
 }
 
+/* Closes the open segment, opens the cut's, and lets aof_drop_before on. */
+static void do_cut(struct aof *a, uint64_t cut_seq, char *cut_dir, uint64_t cut_gen)
+{
+	close_segment(a);
+	switch_segment(a, cut_seq, cut_dir);
+	pthread_mutex_lock(&a->mu);
+	a->cut_gen_done = cut_gen;
+	pthread_cond_broadcast(&a->cut_done);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* Every record up to SEQ is in the file: fsync as the policy says, publish. */
+static void records_written(struct aof *a, uint64_t seq, enum aof_fsync mode)
+{
+	atomic_store_explicit(&a->written_seq, seq, memory_order_relaxed);
+	if (mode == AOF_FSYNC_ALWAYS ||
+	    (mode == AOF_FSYNC_EVERYSEC && zr_time_ms() - a->last_fsync_ms >= 1000)) {
+		if (a->fd >= 0)
+			do_fsync(a);
+		mark_synced(a, seq);
+	}
+	publish(a, seq);
+}
+
+/* One retry of B; true when it is empty afterwards. */
+static bool backlog_retry(struct aof *a, struct backlog *b, enum aof_fsync mode)
+{
+	if (b->bytes.len) {
+		size_t done = a->fd >= 0 ? write_some(a, b->bytes.p, b->bytes.len) : b->bytes.len;
+		memmove(b->bytes.p, b->bytes.p + done, b->bytes.len - done);
+		b->bytes.len -= done;
+		if (b->bytes.len)
+			return false;
+	}
+	if (b->cut) {
+		b->cut = false;
+		do_cut(a, b->cut_seq, b->cut_dir, b->cut_gen);
+		b->cut_dir = NULL;
+		write_or_keep(a, b, b->after.p, b->after.len);
+		b->after.len = 0;
+		if (b->bytes.len)
+			return false;
+	}
+	zr_log(ZR_LOG_NOTICE, "The kept append-only records are written: write commands are accepted again.");
+	records_written(a, b->seq, mode);
+	return true;
+}
+
 static void *writer_main(void *arg)
 {
 	struct aof *a = arg;
 	struct jbuf out;
 	jbuf_init(&out);
+	struct backlog bl = { 0 };
+	jbuf_init(&bl.bytes);
+	jbuf_init(&bl.after);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
+		if (!backlog_empty(&bl)) {
+			if (a->stop) {
+				zr_log(ZR_LOG_WARNING,
+				       "Stopping with %zu bytes of the append-only log unwritten (%s): their "
+				       "writes were never acknowledged",
+				       bl.bytes.len + bl.after.len,
+				       strerror(atomic_load_explicit(&a->last_errno, memory_order_relaxed)));
+				break;
+			}
+			enum aof_fsync mode = a->mode;
+			pthread_mutex_unlock(&a->mu);
+			bool done = backlog_retry(a, &bl, mode);
+			pthread_mutex_lock(&a->mu);
+			if (!done) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 100 * 1000000L;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&a->wake, &a->mu, &ts);
+			}
+			continue;
+		}
 		bool cut_now = a->cut_pending && a->cut_off <= a->commit_len;
 		if (a->commit_len == 0 && !cut_now) {
 			if (a->stop)
@@ -361,30 +486,32 @@ static void *writer_main(void *arg)
 		}
 
 		if (cut != SIZE_MAX) {
-			if (cut && a->fd >= 0)
-				do_write(a, out.p, cut);
-			close_segment(a);
-			switch_segment(a, cut_seq, cut_dir);
-			pthread_mutex_lock(&a->mu);
-			a->cut_gen_done = cut_gen;
-			pthread_cond_broadcast(&a->cut_done);
-			pthread_mutex_unlock(&a->mu);
+			write_or_keep(a, &bl, out.p, cut);
+			if (bl.bytes.len) {
+				/* the cut waits for the bytes of the segment it closes */
+				bl.cut = true;
+				bl.cut_seq = cut_seq;
+				bl.cut_gen = cut_gen;
+				bl.cut_dir = cut_dir;
+				jbuf_put(&bl.after, out.p + cut, n - cut);
+			} else {
+				do_cut(a, cut_seq, cut_dir, cut_gen);
+			}
 		} else {
 			cut = 0;
 		}
-		if (n > cut && a->fd >= 0)
-			do_write(a, out.p + cut, n - cut);
-		atomic_store_explicit(&a->written_seq, seq, memory_order_relaxed);
-		if (mode == AOF_FSYNC_ALWAYS ||
-		    (mode == AOF_FSYNC_EVERYSEC && zr_time_ms() - a->last_fsync_ms >= 1000)) {
-			if (a->fd >= 0)
-				do_fsync(a);
-			mark_synced(a, seq);
-		}
-		publish(a, seq);
+		if (!bl.cut && n > cut)
+			write_or_keep(a, &bl, out.p + cut, n - cut);
+		if (backlog_empty(&bl))
+			records_written(a, seq, mode);
+		else
+			bl.seq = seq;
 		pthread_mutex_lock(&a->mu);
 	}
 	pthread_mutex_unlock(&a->mu);
+	jbuf_free(&bl.bytes);
+	jbuf_free(&bl.after);
+	zr_free(bl.cut_dir);
 	if (a->fd >= 0)
 		do_fsync(a);
 	mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
@@ -559,6 +686,11 @@ uint64_t aof_cut(struct aof *a, const char *new_dir)
 	}
 	pthread_mutex_unlock(&a->mu);
 	return seq;
+}
+
+int aof_write_errno(const struct aof *a)
+{
+	return atomic_load_explicit(&a->last_errno, memory_order_relaxed);
 }
 
 int aof_drop_before(struct aof *a, uint64_t seq)

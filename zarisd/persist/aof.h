@@ -111,6 +111,9 @@ void aof_debug(struct aof *a, int64_t stall_ms, size_t limit);
 int aof_drop_before(struct aof *a, uint64_t seq);
 
 void aof_stats(struct aof *a, struct aof_stats *out);
+/* The errno of the last failed write or fsync, 0 once one works again
+ * (cheap: one relaxed load). */
+int aof_write_errno(const struct aof *a);
 
 /* Segment files of DIR_PATH named NAME.*.zj, sorted by start seq. *OUT
  * (zr_malloc'ed paths, freed with aof_list_free) and the count; -errno. */

@@ -91,6 +91,14 @@ static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot be
 static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
 static _Thread_local struct jbuf tl_rec;
 
+int persist_write_errno(struct server *srv)
+{
+	struct persist *p = srv->persist;
+	if (!p || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+		return 0;
+	return aof_write_errno(p->aof);
+}
+
 /* --- keyspace change counts --------------------------------------------------------- */
 
 static void count_changes(struct persist *p, uint64_t n)

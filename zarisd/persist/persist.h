@@ -66,6 +66,10 @@ void persist_shutdown(struct server *srv);
  * for END. END journals the command when it changed the keyspace. */
 uint64_t persist_command_begin(struct client *c, const struct command *cmd);
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token);
+/* Dispatcher, before a write command: 0, or the errno that keeps the log
+ * from being written (appendonly on, a write or fsync failed and no later
+ * one worked): Redis then refuses writes with -MISCONF. */
+int persist_write_errno(struct server *srv);
 
 /* SAVE: a snapshot now, on this thread (other workers keep serving).
  * Returns 0, -EBUSY (one runs) or -errno. */
