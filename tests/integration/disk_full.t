@@ -7,7 +7,8 @@
 # /proc/PID/root). A filler file leaves room for a few records; then:
 #  - the write whose record does not fit gets no reply (it is held, not
 #    acknowledged), other writes are refused with Redis's -MISCONF error
-#    (in MULTI too: EXEC answers EXECABORT), reads and PING are served and
+#    (in MULTI too: EXEC answers EXECABORT; the refusals are compared with
+#    redis-server's on the same full disk), reads and PING are served and
 #    INFO says aof_last_write_status:err; a BGSAVE (which cuts the log into
 #    a new segment) fails on the full disk;
 #  - once the filler is removed the kept records are written: the held
@@ -38,15 +39,70 @@ TMPFS = 1024 * 1024
 FILLER = 768 * 1024
 
 
-def start_on_tmpfs(d, fsync):
-    exe = zarisd_path()
+def start_on_tmpfs(d, fsync, redis=False):
+    """zarisd (or redis-server) with --dir D on a tmpfs of its own, the
+    filler in place."""
+    exe = (shutil.which("redis-server") or "/usr/bin/redis-server") if redis else zarisd_path()
+    extra = "" if redis else "--threads 2"
 
     def argv(port):
-        inner = ("mount -t tmpfs -o size=%d zaris-full %s && exec %s --port %d --bind %s "
-                 "--threads 2 --dir %s --appendonly yes --appendfsync %s --save ''"
-                 % (TMPFS, d, exe, port, HOST, d, fsync))
+        inner = ("mount -t tmpfs -o size=%d zaris-full %s && exec %s --port %d --bind %s %s "
+                 "--dir %s --appendonly yes --appendfsync %s --save ''"
+                 % (TMPFS, d, exe, port, HOST, extra, d, fsync))
         return ["unshare", "-m", "--propagation", "private", "sh", "-c", inner]
-    return Server("zarisd-tmpfs-" + fsync, argv)
+    srv = Server(("redis-server" if redis else "zarisd") + "-tmpfs-" + fsync, argv)
+    with open(os.path.join("/proc/%d/root%s" % (srv.pid, d), "filler"), "wb") as f:
+        f.write(b"\0" * FILLER)
+    return srv
+
+
+def fill(w):
+    """SETs 8 KiB values until one is not answered +OK within 2 s: returns
+    the keys acknowledged, and the key and reply (None: held) that stopped."""
+    acked = []
+    # bounded: 200 x 8 KiB is more than the room left
+    for i in range(200):
+        key = "k%d" % i
+        w.send("SET", key, VALUE)
+        w.settimeout(2.0 * SLOW)
+        try:
+            r = w.read_reply().raw
+        except OSError:  # socket.timeout: the reply is held
+            return acked, key, None
+        if r != b"+OK\r\n":
+            return acked, key, r
+        acked.append(key)
+    return acked, None, None
+
+
+def refusals(srv, m):
+    """What a full log's refusals look like; M queued a SET before."""
+    c = srv.client()
+    got = [c.call("SET", "refused", "x").raw,
+           c.call("MULTI").raw, c.call("SET", "refused2", "x").raw, c.call("EXEC").raw,
+           m.call("EXEC").raw]
+    c.close()
+    return got
+
+
+def redis_refusals():
+    """redis-server 7.0 on the same full disk (everysec: with always it
+    exits on the first failed write)."""
+    d = tempfile.mkdtemp(prefix="redis-full-")
+    srv = start_on_tmpfs(d, "everysec", redis=True)
+    m = srv.client()
+    m.call("MULTI")
+    m.call("SET", "queued-before", "1")
+    w = srv.client()
+    fill(w)
+    time.sleep(1.5)  # its failed write is retried once a second: the error is on by then
+    got = refusals(srv, m)
+    m.close()
+    w.close()
+    srv.stop()
+    srv.cleanup()
+    os.rmdir(d)
+    return got
 
 
 def info_field(c, section, name):
@@ -57,40 +113,25 @@ def info_field(c, section, name):
     return None
 
 
-def story(fsync):
+def story(fsync, want_refusals):
     d = tempfile.mkdtemp(prefix="zaris-full-")
     srv = start_on_tmpfs(d, fsync)
     inside = "/proc/%d/root%s" % (srv.pid, d)
-    with open(os.path.join(inside, "filler"), "wb") as f:
-        f.write(b"\0" * FILLER)
+    m = srv.client()
+    m.call("MULTI")
+    m.call("SET", "queued-before", "1")
     w = srv.client()
-    acked = []
-    held = None
-    # bounded: 200 x 8 KiB is more than the room left
-    for i in range(200):
-        key = "k%d" % i
-        w.send("SET", key, VALUE)
-        w.settimeout(2.0 * SLOW)
-        try:
-            r = w.read_reply().raw
-        except OSError:  # socket.timeout: the reply is held
-            held = key
-            break
-        if r != b"+OK\r\n":
-            diag("SET %s answered %r" % (key, r))
-            break
-        acked.append(key)
-    ok(held is not None and len(acked) > 5,
-       "%s: the write that does not fit is held without a reply (%d acknowledged before)"
-       % (fsync, len(acked)))
-    c = srv.client()
-    is_(c.call("SET", "refused", "x").raw,
-        b"-MISCONF Errors writing to the AOF file: No space left on device\r\n",
+    acked, held, r = fill(w)
+    ok(held is not None and r is None and len(acked) > 5,
+       "%s: the write that does not fit is held without a reply (%d acknowledged before; %r)"
+       % (fsync, len(acked), r))
+    got = refusals(srv, m)
+    is_(got[0], b"-MISCONF Errors writing to the AOF file: No space left on device\r\n",
         "%s: other writes get Redis's -MISCONF error" % fsync)
-    is_([c.call("MULTI").raw, c.call("SET", "refused2", "x").raw[:8], c.call("EXEC").raw],
-        [b"+OK\r\n", b"-MISCONF",
-         b"-EXECABORT Transaction discarded because of previous errors.\r\n"],
-        "%s: in MULTI the write is refused when queued, EXEC aborts" % fsync)
+    is_(got, want_refusals,
+        "%s: the refusals as redis-server's on a full disk: the write, a write queued in "
+        "MULTI (EXEC aborts), EXEC of a transaction queued before" % fsync)
+    c = srv.client()
     is_([c.call("GET", acked[0]).raw[:6], c.call("PING").raw, info_field(c, "persistence",
                                                                           "aof_last_write_status")],
         [b"$8192\r", b"+PONG\r\n", "err"],
@@ -126,6 +167,7 @@ def story(fsync):
        % (fsync, " ".join(segs)))
     w.close()
     c.close()
+    m.close()
     srv.stop()
     srv.cleanup()
     again = start_zarisd(threads=2, extra=["--dir", copy, "--appendonly", "yes", "--save", ""],
@@ -134,8 +176,9 @@ def story(fsync):
     missing = [k for k in acked if r.call("EXISTS", k).raw != b":1\r\n"]
     is_(missing, [], "%s: a restart from the log has all %d acknowledged writes" % (fsync, len(acked)))
     is_([r.call("EXISTS", "refused").raw, r.call("EXISTS", "refused2").raw,
+         r.call("EXISTS", "queued-before").raw,
          r.call("GET", "after").raw, r.call("STRLEN", acked[0]).raw],
-        [b":0\r\n", b":0\r\n", b"$1\r\ny\r\n", b":8192\r\n"],
+        [b":0\r\n", b":0\r\n", b":0\r\n", b"$1\r\ny\r\n", b":8192\r\n"],
         "%s: none of the refused ones, values intact" % fsync)
     r.close()
     again.stop()
@@ -145,6 +188,8 @@ def story(fsync):
 
 
 plan(20)
+want = redis_refusals()
+note("redis-server on a full disk: %r" % (want,))
 for policy in ("always", "everysec"):
-    story(policy)
+    story(policy, want)
 sys.exit(done_testing())

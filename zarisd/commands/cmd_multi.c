@@ -25,6 +25,7 @@ struct multi_state {
 	int ncmds, cap;
 	bool doomed;  /* a queued command was rejected */
 	bool wholedb; /* a queued command walks the keyspace: EXEC locks all */
+	bool writes;  /* a queued command is a write (Redis's mstate.cmd_flags) */
 };
 
 struct watched_key {
@@ -81,7 +82,14 @@ void multi_queue(struct client *c, const struct command *cmd)
 	q->argv = copy_argv(c->argv, c->argc);
 	if (cmd->flags & CMD_WHOLEDB)
 		m->wholedb = true;
+	if (cmd->flags & CMD_WRITE)
+		m->writes = true;
 	reply_simple(&c->out, "QUEUED");
+}
+
+bool multi_has_writes(const struct client *c)
+{
+	return c->multi && c->multi->writes;
 }
 
 void multi_flag_error(struct client *c)

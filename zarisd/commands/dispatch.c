@@ -284,12 +284,22 @@ static inline bool memory_ok(struct client *c, const struct command *cmd, int64_
  * records are kept for a retry (persist/aof.c). */
 static inline bool disk_ok(struct client *c, const struct command *cmd)
 {
-	if (!(cmd->flags & CMD_WRITE))
+	bool exec = cmd->handler == cmd_exec;
+	if (!(cmd->flags & CMD_WRITE) && !(exec && multi_has_writes(c)))
 		return true;
 	int err = persist_write_errno(c->srv);
 	if (!err)
 		return true;
-	reply_errorf(&c->out, "MISCONF Errors writing to the AOF file: %s", strerror(err));
+	if (exec) {
+		/* Redis's execCommandAbort: the transaction is dropped */
+		reply_errorf(
+			&c->out,
+			"EXECABORT Transaction discarded because of: MISCONF Errors writing to the AOF file: %s",
+			strerror(err));
+		multi_client_free(c);
+	} else {
+		reply_errorf(&c->out, "MISCONF Errors writing to the AOF file: %s", strerror(err));
+	}
 	reject(c, &c->stats->cmd[cmd->id]);
 	return false;
 }

@@ -28,6 +28,9 @@ struct command;
 bool multi_runs_now(const struct command *cmd);
 /* Queues c->argv as CMD (copying the arguments) and replies +QUEUED. */
 void multi_queue(struct client *c, const struct command *cmd);
+/* Whether C's queued commands include a write (EXEC then counts as one
+ * for the checks that refuse writes, as in Redis). */
+bool multi_has_writes(const struct client *c);
 /* A queued command was rejected: EXEC will answer EXECABORT. */
 void multi_flag_error(struct client *c);
 /* Drops the transaction and the watched keys (disconnect, RESET). */

@@ -284,8 +284,8 @@ static bool backlog_empty(const struct backlog *b)
  * (all of it when bytes are already waiting: the order stays). */
 static void write_or_keep(struct aof *a, struct backlog *b, const unsigned char *p, size_t n)
 {
-	if (a->fd < 0)
-		return; /* no segment open (switch_segment logged why) */
+	if (a->fd < 0 || n == 0)
+		return; /* no segment open (switch_segment logged why), or nothing */
 	size_t done = b->bytes.len ? 0 : write_some(a, p, n);
 	if (done < n)
 		jbuf_put(&b->bytes, p + done, n - done);
