@@ -252,6 +252,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* Before any thread exists (the loaders and the log writer start in
+	 * persist_init): every thread inherits these blocked and net_serve
+	 * takes them with sigtimedwait. A thread created earlier with them
+	 * unblocked could take a SIGTERM sent between two sigtimedwait calls
+	 * and die by its default action: no final save, no log flush. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
 	unsigned nworkers = (unsigned)cfg.threads;
 	if (nworkers == 0)
 		nworkers = cfg.ncores ? (unsigned)cfg.ncores : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
