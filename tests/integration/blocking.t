@@ -174,6 +174,39 @@ def timeout_replies(srv):
     return out
 
 
+def served_events(srv, ctrl):
+    """The keyspace events a subscriber sees when a push serves a blocked
+    BLPOP, BLMOVE and BLMPOP (pushed by another client)."""
+    ctrl.call("CONFIG", "SET", "notify-keyspace-events", "Elgn")
+    sub = srv.client()
+    sub.call("PSUBSCRIBE", "__keyevent@0__:*")
+    sub.call("SUBSCRIBE", "marker")
+    out = []
+    for block, push in ((("BLPOP", "nq1", "0"), ("RPUSH", "nq1", "a")),
+                        (("BLMOVE", "nq2", "nd", "RIGHT", "LEFT", "0"), ("RPUSH", "nq2", "a", "b")),
+                        (("BLMPOP", "0", "1", "nq3", "LEFT", "COUNT", "5"), ("LPUSH", "nq3", "a", "b"))):
+        b, p = srv.client(), srv.client()
+        b.send(*block)
+        wait_blocked(ctrl, 1)
+        p.call(*push)
+        out.append(b.read_reply().raw)
+        # the pusher's worker sent the events (the served pops too: they
+        # run after its command, on its thread); a message it publishes now
+        # comes after them (delivery is FIFO per publishing thread)
+        p.call("PUBLISH", "marker", "end")
+        while True:
+            r = sub.read_reply().py()
+            if r[0] == b"message":
+                break
+            out.append((r[2], r[3]))
+        b.close()
+        p.close()
+    sub.close()
+    ctrl.call("DEL", "nd")
+    ctrl.call("CONFIG", "SET", "notify-keyspace-events", "")
+    return out
+
+
 def test_timeouts(srv, ctrl, ref, tag):
     mine = timeout_replies(srv)
     for (proto, name, raw, dt), (_, _, rraw, _) in zip(mine, ref):
@@ -379,6 +412,8 @@ def main():
         diag("io_uring unavailable: epoll only")
     ref_srv = start_redis()
     ref = timeout_replies(ref_srv)
+    ref_events = served_events(ref_srv, ref_srv.client())
+    note("redis-server, served pops: %r" % (ref_events,))
     ref_srv.stop()
     for backend in backends:
         for threads in (2, 3):
@@ -388,6 +423,8 @@ def main():
             test_cross_worker(srv, ctrl, tag)
             test_fifo(srv, ctrl, tag)
             test_timeouts(srv, ctrl, ref, tag)
+            is_(served_events(srv, ctrl), ref_events,
+                "%s: a served BLPOP / BLMOVE / BLMPOP: replies and keyspace events as redis-server's" % tag)
             test_blmove(srv, ctrl, tag)
             test_disconnect(srv, ctrl, tag)
             test_pipeline_and_unblock(srv, ctrl, tag)

@@ -22,6 +22,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/notify.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/bits.h"
@@ -132,6 +133,7 @@ void cmd_setbit(struct client *c)
 	int old = (p[byte] >> shift) & 1;
 	p[byte] = (uint8_t)((p[byte] & ~(1u << shift)) | ((unsigned)on << shift));
 	store_thread_changes_are(1); /* creating the key stamped too: one change for Redis */
+	notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1].ptr, c->argv[1].len, c->db);
 	reply_long(&c->out, old);
 }
 
@@ -351,7 +353,9 @@ void cmd_bitop(struct client *c)
 
 	struct store *s = c->srv->store;
 	if (maxlen == 0) { /* every source empty: the result is no key at all */
-		store_delete_locked(s, c->db, c->argv[2].ptr, c->argv[2].len, c->now_ms);
+		if (store_delete_locked(s, c->db, c->argv[2].ptr, c->argv[2].len, c->now_ms))
+			notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[2].ptr, c->argv[2].len,
+					      c->db);
 		reply_long(&c->out, 0);
 		goto out;
 	}
@@ -369,10 +373,12 @@ void cmd_bitop(struct client *c)
 			bitop_apply(op, res, maxlen, src[j], lens[j]);
 	/* Redis stores the result as a raw string (createObject) */
 	if (store_set_string_locked(s, c->db, c->argv[2].ptr, c->argv[2].len, (const char *)res, maxlen, -1,
-				    STORE_SET_RAW, NULL) < 0)
+				    STORE_SET_RAW, NULL) < 0) {
 		reply_error(&c->out, ERR_OOM);
-	else
+	} else {
+		notify_keyspace_event(c->srv, NOTIFY_STRING, "set", c->argv[2].ptr, c->argv[2].len, c->db);
 		reply_long(&c->out, (long long)maxlen);
+	}
 	zr_free(res);
 out:
 	zr_free(src);
@@ -473,8 +479,9 @@ static int bf_parse(struct client *c, struct bf_op *ops, bool *writes, uint64_t 
 	return n;
 }
 
-/* Replies one SET or INCRBY on the writable string P (long enough). */
-static void bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
+/* Replies one SET or INCRBY on the writable string P (long enough);
+ * false when it wrote nothing (OVERFLOW FAIL). */
+static bool bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
 {
 	int ovf;
 	if (op->sign) {
@@ -485,7 +492,7 @@ static void bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
 			ovf = zr_overflow_i(op->value, 0, op->bits, op->overflow, &nv);
 		if (ovf && op->overflow == ZR_OVERFLOW_FAIL) {
 			reply_null(&c->out);
-			return;
+			return false;
 		}
 		reply_long(&c->out, op->opcode == BF_INCRBY ? nv : old);
 		zr_bitfield_set(p, op->offset, op->bits, (uint64_t)nv);
@@ -497,11 +504,12 @@ static void bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
 			ovf = zr_overflow_u((uint64_t)op->value, 0, op->bits, op->overflow, &nv);
 		if (ovf && op->overflow == ZR_OVERFLOW_FAIL) {
 			reply_null(&c->out);
-			return;
+			return false;
 		}
 		reply_long(&c->out, (long long)(op->opcode == BF_INCRBY ? nv : old));
 		zr_bitfield_set(p, op->offset, op->bits, nv);
 	}
+	return true;
 }
 
 /* Replies one GET from the LEN bytes at P (NULL for a missing key), which
@@ -553,11 +561,19 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 	}
 
 	reply_array(&c->out, n);
+	uint64_t changes = 0;
 	for (int j = 0; j < n; j++) {
 		if (ops[j].opcode == BF_GET)
 			bf_get(c, rp, len, &ops[j]);
 		else
-			bf_write(c, wp, &ops[j]);
+			changes += bf_write(c, wp, &ops[j]);
+	}
+	if (writes) {
+		store_thread_changes_are(changes); /* Redis counts each write done */
+		/* after the reply, as Redis's bitfieldGeneric */
+		if (changes)
+			notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1].ptr, c->argv[1].len,
+					      c->db);
 	}
 out:
 	zr_free(ops);

@@ -15,6 +15,7 @@
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/notify.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
 #include "zarisd/core/mem.h"
@@ -55,15 +56,29 @@ static bool lookup(struct client *c, int i, bool write, struct entry **e)
 	return true;
 }
 
-/* After a change to E's list: deletes the key when the list emptied, else
- * records the change. */
-static void after_write(struct store *s, unsigned db, struct entry *e)
+/* Redis's listElementsRemoved: after elements left E's list (key KEY),
+ * sends EVENT, then deletes the key when the list emptied (and sends
+ * "del"), else records the change. */
+static void list_removed(struct server *srv, unsigned db, struct entry *e, const char *key, size_t klen,
+			 const char *event)
 {
-	struct list *l = entry_obj(e);
-	if (list_len(l) == 0)
-		store_delete_entry_locked(s, db, e);
-	else
-		store_modified_locked(s, db, e);
+	notify_keyspace_event(srv, NOTIFY_LIST, event, key, klen, db);
+	if (list_len(entry_obj(e)) == 0) {
+		store_delete_entry_locked(srv->store, db, e);
+		notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, klen, db);
+	} else {
+		store_modified_locked(srv->store, db, e);
+	}
+}
+
+static const char *pop_event(enum list_where where)
+{
+	return where == LIST_HEAD ? "lpop" : "rpop";
+}
+
+static const char *push_event(enum list_where where)
+{
+	return where == LIST_HEAD ? "lpush" : "rpush";
 }
 
 /* The list of KEY, created empty when absent (*E updated). NULL on OOM. */
@@ -80,9 +95,10 @@ static struct list *ensure_list(struct server *srv, unsigned db, const char *key
 	return l;
 }
 
-/* Pops up to COUNT elements at WHERE of E's list as an array of bulks. */
-static void pop_n(struct store *s, unsigned db, struct entry *e, enum list_where where, long count,
-		  struct obuf *out)
+/* Pops up to COUNT elements at WHERE of E's list (key KEY) as an array of
+ * bulks; the events follow the reply, as in Redis. */
+static void pop_n(struct server *srv, unsigned db, struct entry *e, const char *key, size_t klen,
+		  enum list_where where, long count, struct obuf *out)
 {
 	struct list *l = entry_obj(e);
 	uint64_t n = list_len(l) < (uint64_t)count ? list_len(l) : (uint64_t)count;
@@ -94,12 +110,13 @@ static void pop_n(struct store *s, unsigned db, struct entry *e, enum list_where
 		reply_bulk(out, p, len);
 		list_pop(l, where);
 	}
-	after_write(s, db, e);
+	list_removed(srv, db, e, key, klen, pop_event(where));
 	store_thread_changes_are(n); /* Redis counts each element popped */
 }
 
-/* Pops one element at WHERE of E's list (not empty) as a bulk. */
-static void pop_one(struct store *s, unsigned db, struct entry *e, enum list_where where, struct obuf *out)
+/* Pops one element at WHERE of E's list (not empty, key KEY) as a bulk. */
+static void pop_one(struct server *srv, unsigned db, struct entry *e, const char *key, size_t klen,
+		    enum list_where where, struct obuf *out)
 {
 	struct list *l = entry_obj(e);
 	const char *p;
@@ -107,7 +124,7 @@ static void pop_one(struct store *s, unsigned db, struct entry *e, enum list_whe
 	list_peek(l, where, &p, &len);
 	reply_bulk(out, p, len);
 	list_pop(l, where);
-	after_write(s, db, e);
+	list_removed(srv, db, e, key, klen, pop_event(where));
 }
 
 /* LMOVE's core: moves the element at FROM of SRC (a non-empty list) to TO
@@ -142,14 +159,16 @@ static void move_one(struct server *srv, unsigned db, int64_t now_ms, const char
 		goto out_free;
 	}
 	store_modified_locked(s, db, de);
+	/* Redis's order: the push's event, the reply, the pop's events */
+	notify_keyspace_event(srv, NOTIFY_LIST, push_event(to), dst, dlen, db);
+	reply_bulk(out, v, len);
 	/* pushed first, popped second: for SRC == DST that is the same as
 	 * Redis's pop-then-push, and an OOM leaves SRC untouched */
 	se = find_list(s, db, src, slen, now_ms, STORE_LOOKUP_NOSTATS, &wrong);
 	list_pop(entry_obj(se), from);
-	after_write(s, db, se);
+	list_removed(srv, db, se, src, slen, pop_event(from));
 	store_thread_changes_are(1); /* one change for Redis, whatever was stamped */
 	blocking_signal_key(srv, db, dst, dlen);
-	reply_bulk(out, v, len);
 out_free:
 	if (v != small)
 		zr_free(v);
@@ -194,6 +213,8 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 			}
 			store_modified_locked(c->srv->store, c->db, e);
 			store_thread_changes_are((uint64_t)(i - 2));
+			notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(where), c->argv[1].ptr,
+					      c->argv[1].len, c->db);
 			blocking_signal_key(c->srv, c->db, c->argv[1].ptr, c->argv[1].len);
 			return;
 		}
@@ -201,6 +222,8 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 	store_modified_locked(c->srv->store, c->db, e);
 	store_thread_changes_are((uint64_t)(c->argc - 2)); /* Redis counts each element */
 	reply_long(&c->out, (long long)list_len(l));
+	/* after the reply, as Redis's pushGenericCommand */
+	notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(where), c->argv[1].ptr, c->argv[1].len, c->db);
 	blocking_signal_key(c->srv, c->db, c->argv[1].ptr, c->argv[1].len);
 }
 
@@ -253,6 +276,7 @@ void cmd_linsert(struct client *c)
 		return;
 	}
 	store_modified_locked(c->srv->store, c->db, e);
+	notify_keyspace_event(c->srv, NOTIFY_LIST, "linsert", c->argv[1].ptr, c->argv[1].len, c->db);
 	reply_long(&c->out, (long long)list_len(l));
 }
 
@@ -439,6 +463,7 @@ void cmd_lset(struct client *c)
 	}
 	store_modified_locked(c->srv->store, c->db, e);
 	reply_ok(&c->out);
+	notify_keyspace_event(c->srv, NOTIFY_LIST, "lset", c->argv[1].ptr, c->argv[1].len, c->db);
 }
 
 void cmd_lrem(struct client *c)
@@ -455,7 +480,7 @@ void cmd_lrem(struct client *c)
 	}
 	uint64_t removed = list_remove(entry_obj(e), c->argv[3].ptr, c->argv[3].len, count);
 	if (removed) {
-		after_write(c->srv->store, c->db, e);
+		list_removed(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, "lrem");
 		store_thread_changes_are(removed);
 	}
 	reply_long(&c->out, (long long)removed);
@@ -484,7 +509,8 @@ void cmd_ltrim(struct client *c)
 		tail_n = (uint64_t)(llen - end - 1);
 	}
 	list_trim(l, head_n, tail_n);
-	after_write(c->srv->store, c->db, e);
+	/* Redis sends "ltrim" even when nothing was trimmed */
+	list_removed(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, "ltrim");
 	store_thread_changes_are(head_n + tail_n); /* Redis: the elements removed */
 	reply_ok(&c->out);
 }
@@ -516,9 +542,9 @@ static void pop_generic(struct client *c, enum list_where where)
 		return;
 	}
 	if (has_count)
-		pop_n(c->srv->store, c->db, e, where, (long)count, &c->out);
+		pop_n(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, where, (long)count, &c->out);
 	else
-		pop_one(c->srv->store, c->db, e, where, &c->out);
+		pop_one(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, where, &c->out);
 }
 
 void cmd_lpop(struct client *c)
@@ -585,7 +611,7 @@ static bool mpop_first(struct client *c, int first, int nkeys, enum list_where w
 			continue;
 		reply_array(&c->out, 2);
 		reply_bulk(&c->out, c->argv[i].ptr, c->argv[i].len);
-		pop_n(c->srv->store, c->db, e, where, count, &c->out);
+		pop_n(c->srv, c->db, e, c->argv[i].ptr, c->argv[i].len, where, count, &c->out);
 		*replied = true;
 		return true;
 	}
@@ -623,9 +649,9 @@ static enum blocking_serve_result serve_pop(struct blocking_serve *bs)
 	reply_array(bs->out, 2);
 	reply_bulk(bs->out, bs->key, bs->klen);
 	if (a->count)
-		pop_n(s, bs->db, e, a->where, a->count, bs->out);
+		pop_n(bs->srv, bs->db, e, bs->key, bs->klen, a->where, a->count, bs->out);
 	else
-		pop_one(s, bs->db, e, a->where, bs->out);
+		pop_one(bs->srv, bs->db, e, bs->key, bs->klen, a->where, bs->out);
 	return BLOCKING_SERVED;
 }
 
@@ -658,7 +684,7 @@ static void bpop_generic(struct client *c, enum list_where where)
 			continue;
 		reply_array(&c->out, 2);
 		reply_bulk(&c->out, c->argv[i].ptr, c->argv[i].len);
-		pop_one(c->srv->store, c->db, e, where, &c->out);
+		pop_one(c->srv, c->db, e, c->argv[i].ptr, c->argv[i].len, where, &c->out);
 		return;
 	}
 	if (!blocking_allowed(c)) {
