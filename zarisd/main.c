@@ -257,12 +257,8 @@ int main(int argc, char **argv)
 	 * takes them with sigtimedwait. A thread created earlier with them
 	 * unblocked could take a SIGTERM sent between two sigtimedwait calls
 	 * and die by its default action: no final save, no log flush. */
-	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigset_t stop_signals;
+	net_block_stop_signals(&stop_signals);
 
 	unsigned nworkers = (unsigned)cfg.threads;
 	if (nworkers == 0)

@@ -62,6 +62,15 @@ static void free_workers(struct worker *workers, unsigned n)
 	zr_free(workers);
 }
 
+void net_block_stop_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+}
+
 int net_serve(struct server *srv, const struct net_backend *backend, unsigned nworkers, const int *cores,
 	      int ncores, void (*on_ready)(void *arg), void *arg)
 {
@@ -95,13 +104,10 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 	pthread_rwlock_unlock(&srv->wake_lock);
 
 	/* Signals are taken by this thread alone, synchronously; workers
-	 * inherit the blocked mask. */
+	 * inherit the blocked mask (zarisd's main blocked them already,
+	 * before its first thread; the floor's has none before this). */
 	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	net_block_stop_signals(&sigs);
 	signal(SIGPIPE, SIG_IGN);
 
 	for (; started < nworkers; started++) {

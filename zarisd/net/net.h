@@ -7,6 +7,7 @@
 #ifndef ZR_NET_H
 #define ZR_NET_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 struct server;
@@ -15,6 +16,12 @@ struct net_backend;
 /* IO_BACKEND: 0 auto (io_uring if it can be set up, else epoll, logging
  * why), 1 io_uring, 2 epoll. */
 const struct net_backend *net_choose_backend(int io_backend);
+
+/* Blocks the signals net_serve takes (SIGTERM, SIGINT, SIGHUP) in the
+ * calling thread and stores their set in *SIGS. Call it before starting
+ * any thread: threads inherit the mask, and one that does not block them
+ * may take a SIGTERM and die by its default action. */
+void net_block_stop_signals(sigset_t *sigs);
 
 /* Runs NWORKERS workers on BACKEND until srv->shutdown; worker i is pinned
  * to CORES[i % NCORES] when NCORES > 0. Fills srv->nworkers, srv->wstats,

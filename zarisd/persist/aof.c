@@ -394,6 +394,17 @@ static bool backlog_retry(struct aof *a, struct backlog *b, enum aof_fsync mode)
 	return true;
 }
 
+/* Waits on a->wake (a->mu held) for at most MS milliseconds. */
+static void wait_wake(struct aof *a, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(&a->wake, &a->mu, &ts);
+}
+
 static void *writer_main(void *arg)
 {
 	struct aof *a = arg;
@@ -417,16 +428,8 @@ static void *writer_main(void *arg)
 			pthread_mutex_unlock(&a->mu);
 			bool done = backlog_retry(a, &bl, mode);
 			pthread_mutex_lock(&a->mu);
-			if (!done) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 100 * 1000000L;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
-				pthread_cond_timedwait(&a->wake, &a->mu, &ts);
-			}
+			if (!done)
+				wait_wake(a, 100);
 			continue;
 		}
 		bool cut_now = a->cut_pending && a->cut_off <= a->commit_len;
@@ -437,14 +440,7 @@ static void *writer_main(void *arg)
 					 zr_time_ms() - a->last_fsync_ms >= 1000;
 			if (!fsync_due) {
 				a->writer_idle = true;
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 100 * 1000000L;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
-				pthread_cond_timedwait(&a->wake, &a->mu, &ts);
+				wait_wake(a, 100);
 				a->writer_idle = false;
 				continue;
 			}
