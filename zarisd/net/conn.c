@@ -183,6 +183,48 @@ static void ahead_fill(struct conn *c, struct ahead *a, char *buf, size_t pos, s
 			store_prefetch_entry(store, db, a->req[k].hash);
 }
 
+void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len)
+{
+	/* only where conn_feed will parse these very bytes first: no partial
+	 * request waiting in qbuf, nothing held or blocked */
+	if (g->n == CONN_GROUP_MAX || c->state != CONN_OPEN || c->close_after_send || c->paused || c->qlen ||
+	    !resp_at_start(&c->parser) || (c->client.flags & CLIENT_BLOCKED))
+		return;
+	struct store *store = c->w->srv->store;
+	if (!store)
+		return;
+	struct resp_limits lim;
+	conn_limits(c, &lim);
+	unsigned db = c->client.db;
+	size_t pos = 0;
+	/* a pipeline's requests are taken too, up to the group's room: a
+	 * receive often holds only the few a client sent as replies came */
+	while (g->n < CONN_GROUP_MAX && pos < len) {
+		struct resp_arg argv[CONN_AHEAD_ARGS];
+		int argc;
+		size_t n = resp_parse_whole(data + pos, len - pos, &lim, argv, CONN_AHEAD_ARGS, &argc);
+		if (!n)
+			return;
+		pos += n;
+		if (argc >= 2 && store_prefetch(store, db, argv[1].ptr, argv[1].len, &g->key[g->n].hash)) {
+			g->store = store;
+			g->key[g->n].db = db;
+			g->n++;
+		}
+	}
+}
+
+void conn_group_prefetch(const struct conn_group *g)
+{
+	/* a lone key: conn_feed's own store_prefetch is all there is to do */
+	if (g->n < 2)
+		return;
+	for (unsigned k = 0; k < g->n; k++)
+		store_prefetch_bucket(g->store, g->key[k].db, g->key[k].hash);
+	for (unsigned k = 0; k < g->n; k++)
+		store_prefetch_entry(g->store, g->key[k].db, g->key[k].hash);
+}
+
 static bool limits_equal(const struct resp_limits *x, const struct resp_limits *y)
 {
 	return x->max_bulk_len == y->max_bulk_len && x->max_multibulk == y->max_multibulk &&

@@ -19,6 +19,7 @@
 #include "zarisd/proto/resp.h"
 
 struct worker;
+struct store;
 
 enum conn_state {
 	CONN_OPEN = 0,
@@ -71,5 +72,29 @@ void conn_publish(struct conn *c);
  * drops them from the buffer; like Redis, a write is an interaction, so a
  * client that is sent a reply or a message is not idle (--timeout). */
 void conn_sent(struct conn *c, size_t n);
+
+/* Group prefetching across connections. Without a pipeline each
+ * connection brings one request per receive, so the prefetching conn_feed
+ * does within one connection's batch has nothing to overlap, and every
+ * lookup waited for its own cache misses. A backend that got bytes for
+ * several connections in one loop turn first passes each connection's
+ * bytes to conn_group_add() (which parses the whole requests at their
+ * start and hashes their keys), then calls conn_group_prefetch() once, and
+ * only then feeds them: the store's prefetch steps are taken across the
+ * group, so the misses overlap. Neither changes any state; the conns must
+ * stay allocated until conn_group_prefetch() returns. The epoll backend,
+ * which reads one socket at a time into one buffer, does not group.
+ * Start a group with n = 0. */
+#define CONN_GROUP_MAX 64
+struct conn_group {
+	struct store *store;
+	unsigned n;
+	struct {
+		uint64_t hash;
+		unsigned db;
+	} key[CONN_GROUP_MAX];
+};
+void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len);
+void conn_group_prefetch(const struct conn_group *g);
 
 #endif

@@ -302,6 +302,19 @@ static void handle_cqe(struct worker *w, struct uring_state *u, struct io_uring_
 	u->handling = NULL;
 }
 
+/* Received bytes of CQE, if any, join the loop turn's prefetch group
+ * (conn.h): every conn a completion names is still allocated until that
+ * completion is handled. */
+static void group_add(struct uring_state *u, struct conn_group *g, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	if ((ud & TAG_MASK) != TAG_RECV || cqe->res <= 0)
+		return;
+	unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+	conn_group_add(g, (struct conn *)(uintptr_t)(ud & ~TAG_MASK), u->bufs + (size_t)bid * URING_BUFSZ,
+		       (size_t)cqe->res);
+}
+
 static void uring_run(struct worker *w)
 {
 	int rc = uring_init_in_thread(w);
@@ -321,6 +334,11 @@ static void uring_run(struct worker *w)
 			       strerror(-rc));
 		w->now_ms = zr_time_ms();
 		unsigned head, n = 0;
+		struct conn_group group;
+		group.n = 0;
+		io_uring_for_each_cqe(&u->ring, head, cqe)
+			group_add(u, &group, cqe);
+		conn_group_prefetch(&group);
 		io_uring_for_each_cqe(&u->ring, head, cqe) {
 			handle_cqe(w, u, cqe);
 			n++;
