@@ -538,10 +538,10 @@ static void serve_key(struct server *srv, struct blocking *b, const struct ready
 	}
 }
 
-void blocking_serve_ready(struct server *srv)
+bool blocking_serve_ready(struct server *srv)
 {
 	if (!nready)
-		return;
+		return false;
 	struct blocking *b = state_get();
 	/* serving may signal more keys (BLMOVE destinations): they are
 	 * appended and served in this same loop */
@@ -555,6 +555,7 @@ void blocking_serve_ready(struct server *srv)
 	nready = 0;
 	ZR_FREE(ready);
 	ready_cap = 0;
+	return true;
 }
 
 /* --- timeouts, disconnects, CLIENT UNBLOCK ------------------------------------ */

@@ -140,8 +140,8 @@ void blocking_signal_db(struct server *srv, unsigned db);
 
 /* Serves the waiters of every key the calling thread signalled since its
  * last call. Call holding no shard lock (the dispatcher, after each
- * command). */
-void blocking_serve_ready(struct server *srv);
+ * command). True when there was any such key (work was done). */
+bool blocking_serve_ready(struct server *srv);
 
 /* The client is going away (dispatch_client_free): drops its waiter.
  * Owning worker. */

@@ -46,6 +46,13 @@ struct client {
 	int argc;
 	const struct command *cmd; /* row being executed (subcommand row for containers) */
 	int64_t now_ms;		   /* wall clock sampled once per command: one instant for TTL checks */
+	/* The command clock (zr_clock_us) read when the last command this
+	 * client ran was done, and whether the next command may start from it
+	 * instead of reading the clock again: the connection layer allows it
+	 * between the requests of one batch, where one's end is the next's
+	 * start (the dispatcher clears it, so it never outlives one request). */
+	int64_t clock_end_us;
+	bool clock_chained;
 
 	unsigned db;	  /* selected database */
 	uint32_t flags;	  /* enum client_flag */

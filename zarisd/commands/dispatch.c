@@ -337,7 +337,8 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	cmd->handler(c);
 	persist_command_end(c, cmd, persist_token);
 	pubsub_command_end(c);
-	int64_t dur = zr_clock_us() - t0;
+	c->clock_end_us = zr_clock_us();
+	int64_t dur = c->clock_end_us - t0;
 	if (dur < 0) /* moved to a CPU whose TSC is behind (zr_clock_us) */
 		dur = 0;
 
@@ -365,6 +366,8 @@ void dispatch_call(struct client *c, const struct command *cmd)
 
 static enum dispatch_result run_command(struct client *c)
 {
+	bool chained = c->clock_chained;
+	c->clock_chained = false;
 	struct server *srv = c->srv;
 	const struct command *cmd = resolve(c);
 	if (!cmd)
@@ -387,8 +390,9 @@ static enum dispatch_result run_command(struct client *c)
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}
-	/* one clock read: the TTL instant and the start of the duration */
-	int64_t t0 = zr_clock_us();
+	/* one clock read: the TTL instant and the start of the duration;
+	 * within a batch, the previous command's end (client.h) */
+	int64_t t0 = chained ? c->clock_end_us : zr_clock_us();
 	c->now_ms = zr_wall_ms_at(t0);
 	if (c->multi && !multi_runs_now(cmd)) {
 		if ((cmd->flags & CMD_NOMULTI)) {
@@ -427,8 +431,10 @@ static enum dispatch_result run_command(struct client *c)
 	if (shards && shards != stack)
 		zr_free(shards);
 	/* blocking.h: serve clients blocked on keys this command pushed to
-	 * (after EXEC too), now that no shard lock is held */
-	blocking_serve_ready(srv);
+	 * (after EXEC too), now that no shard lock is held; that time is
+	 * neither this command's nor the next one's (clock_end_us) */
+	if (blocking_serve_ready(srv))
+		c->clock_end_us = zr_clock_us();
 
 	if (c->flags & CLIENT_REPLY_SKIP)
 		c->flags &= ~CLIENT_REPLY_SKIP;

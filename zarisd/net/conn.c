@@ -240,6 +240,7 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 	struct ahead ahead;
 	ahead.head = ahead.n = 0;
 	size_t pos = 0;
+	int64_t clock_before = c->client.clock_end_us;
 	*stop = false;
 	/* CLIENT_BLOCKED (commands/blocking.h): a blocked client runs no
 	 * further request until its reply arrives (worker.c resumes it) */
@@ -282,6 +283,9 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 			c->client.argv = c->parser.argv;
 			c->client.argc = c->parser.argc;
 		}
+		/* from the second command on, the previous one's end is this
+		 * one's start: one clock read per command (client.h) */
+		c->client.clock_chained = c->client.clock_end_us != clock_before;
 		if (c->w->srv->execute(&c->client) == DISPATCH_PAUSED) {
 			/* the request stays unconsumed; it is parsed again on resume */
 			c->client.key_hash_argv = NULL;
