@@ -950,6 +950,65 @@ static void test_swapdb_all_locks(void)
 	store_destroy(s);
 }
 
+/* The prefetch steps (store.h) change nothing and never keep a lock: every
+ * key keeps its value, every shard lock is free afterwards, a lock the
+ * caller holds stays held; also on an empty database, for absent keys and
+ * while tables are being rehashed. */
+static void test_prefetch(void)
+{
+	struct store *s = store_create(1, 2);
+	char k[64], v[64];
+	uint64_t h = 0;
+	ok(!store_prefetch(s, 0, "none", 4, &h), "prefetch: an empty database hashes nothing");
+	int n = 20000, bad_hash = 0, bad_val = 0, rehashing_seen = 0;
+	for (int i = 0; i < n; i++) {
+		kfmt(k, "p", i);
+		set_str(s, 0, k, k, -1);
+		/* prefetch every few keys as the tables grow (rehashes included) */
+		int j = i - i % 7;
+		kfmt(k, "p", j);
+		if (!store_prefetch(s, 0, k, strlen(k), &h) || h != store_hash(k, strlen(k)))
+			bad_hash++;
+		store_prefetch_bucket(s, 0, h);
+		store_prefetch_entry(s, 0, h);
+		store_prefetch_next(s, 0, h, k, strlen(k));
+		kfmt(k, "absent", i);
+		h = store_hash(k, strlen(k));
+		store_prefetch_bucket(s, 0, h);
+		store_prefetch_entry(s, 0, h);
+		store_prefetch_next(s, 0, h, k, strlen(k));
+		for (unsigned sh = 0; sh < store_shard_count(s); sh++)
+			rehashing_seen += dict_is_rehashing(store_dict(s, 0, sh));
+	}
+	is_int(bad_hash, 0, "prefetch: hash given for every present key");
+	ok(rehashing_seen > 0, "prefetch: taken while tables were rehashed (%d times)", rehashing_seen);
+	is_int(store_dbsize(s, 0), n, "prefetch: key count unchanged");
+	for (int i = 0; i < n; i++) {
+		kfmt(k, "p", i);
+		if (!get_str(s, 0, k, NOW, v, sizeof(v)) || strcmp(v, k))
+			bad_val++;
+	}
+	is_int(bad_val, 0, "prefetch: every value unchanged");
+	int held = 0;
+	for (unsigned sh = 0; sh < store_shard_count(s); sh++) {
+		struct zr_lock *l = &store_shard(s, sh)->lock;
+		if (!zr_trylock(l))
+			held++;
+		else
+			zr_unlock(l);
+	}
+	is_int(held, 0, "prefetch: no shard lock left held");
+	kfmt(k, "p", 1);
+	unsigned sh = store_shard_of(s, k, strlen(k));
+	h = store_hash(k, strlen(k));
+	store_lock(s, sh);
+	store_prefetch_entry(s, 0, h);
+	store_prefetch_next(s, 0, h, k, strlen(k));
+	ok(!zr_trylock(&store_shard(s, sh)->lock), "prefetch: a lock the caller holds stays held");
+	store_unlock(s, sh);
+	store_destroy(s);
+}
+
 int main(void)
 {
 	zr_hash_init();
@@ -968,6 +1027,7 @@ int main(void)
 	test_memory_baseline();
 	test_evict();
 	test_swapdb_all_locks();
+	test_prefetch();
 	test_threads();
 	return done_testing();
 }

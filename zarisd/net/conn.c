@@ -181,6 +181,10 @@ static void ahead_fill(struct conn *c, struct ahead *a, char *buf, size_t pos, s
 	for (unsigned k = 0; k < a->n; k++)
 		if (a->req[k].hashed)
 			store_prefetch_entry(store, db, a->req[k].hash);
+	for (unsigned k = 0; k < a->n; k++)
+		if (a->req[k].hashed)
+			store_prefetch_next(store, db, a->req[k].hash, a->req[k].argv[1].ptr,
+					    a->req[k].argv[1].len);
 }
 
 void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len)
@@ -209,6 +213,8 @@ void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size
 		if (argc >= 2 && store_prefetch(store, db, argv[1].ptr, argv[1].len, &g->key[g->n].hash)) {
 			g->store = store;
 			g->key[g->n].db = db;
+			g->key[g->n].key = argv[1].ptr;
+			g->key[g->n].klen = argv[1].len;
 			g->n++;
 		}
 	}
@@ -223,6 +229,8 @@ void conn_group_prefetch(const struct conn_group *g)
 		store_prefetch_bucket(g->store, g->key[k].db, g->key[k].hash);
 	for (unsigned k = 0; k < g->n; k++)
 		store_prefetch_entry(g->store, g->key[k].db, g->key[k].hash);
+	for (unsigned k = 0; k < g->n; k++)
+		store_prefetch_next(g->store, g->key[k].db, g->key[k].hash, g->key[k].key, g->key[k].klen);
 }
 
 static bool limits_equal(const struct resp_limits *x, const struct resp_limits *y)

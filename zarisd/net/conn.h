@@ -92,6 +92,8 @@ struct conn_group {
 	struct {
 		uint64_t hash;
 		unsigned db;
+		const char *key; /* in the received bytes */
+		size_t klen;
 	} key[CONN_GROUP_MAX];
 };
 void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len);

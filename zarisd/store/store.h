@@ -98,7 +98,7 @@ unsigned store_shard_of(const struct store *s, const char *key, size_t klen);
 uint64_t store_hash(const char *key, size_t klen);
 unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
 /* Prefetching for a caller that will look a key up a little later (a
- * pipelined request parsed ahead), in three steps, each loading the line
+ * pipelined request parsed ahead), in four steps, each loading the line
  * the previous one requested: a caller takes each step for a whole group
  * of keys before the next, so that the misses overlap. None changes
  * anything; any thread.
@@ -109,10 +109,14 @@ unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
  *   is only prefetched, never loaded from.
  * store_prefetch_entry: requests the first entry of the key's bucket. Reads
  *   the bucket, so only when the shard lock is free at once (trylock):
- *   never waits. */
+ *   never waits.
+ * store_prefetch_next: requests the second entry of the bucket when the
+ *   first does not hold KEY (a third of lookups at the tables' load). Reads
+ *   the first entry; trylock as above. */
 bool store_prefetch(struct store *s, unsigned db, const char *key, size_t klen, uint64_t *hash);
 void store_prefetch_bucket(struct store *s, unsigned db, uint64_t hash);
 void store_prefetch_entry(struct store *s, unsigned db, uint64_t hash);
+void store_prefetch_next(struct store *s, unsigned db, uint64_t hash, const char *key, size_t klen);
 
 /* --- locking --------------------------------------------------------------- */
 
