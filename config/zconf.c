@@ -25,6 +25,7 @@ static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "
 static const char *const backend_names[] = { "auto", "uring", "epoll", NULL };
 static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
 static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
+static const char *const protected_names[] = { "no", "yes", "local", NULL };
 
 /* The zarisd settings, indexed by enum zconf_key. `live`: zarisd's CONFIG
  * SET can change it on a running instance. */
@@ -46,6 +47,8 @@ const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
 	[ZCONF_K_APPENDONLY] = { "appendonly", ZCONF_VT_BOOL, 0, 0, NULL, true },
 	[ZCONF_K_APPENDFSYNC] = { "appendfsync", ZCONF_VT_ENUM, 0, 0, appendfsync_names, true },
 	[ZCONF_K_SAVE] = { "save", ZCONF_VT_STRING, 0, 0, NULL, true },
+	[ZCONF_K_ENABLE_DEBUG_COMMAND] = { "enable-debug-command", ZCONF_VT_ENUM, 0, 0, protected_names,
+					   false },
 };
 
 enum sv_field {

@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
+from zaris_sys import start_server  # noqa: E402
 
 REPO_TABLE = os.path.join(REPO, "zarisd", "commands", "table.c")
 
@@ -71,7 +72,7 @@ def readable(cl, timeout):
     return bool(r)
 
 
-srv = start_zarisd(threads=2)
+srv = start_zarisd(threads=2, extra=["--enable-debug-command", "local"])
 ref = start_redis(extra=["--enable-debug-command", "yes"])
 
 # ---- CLIENT LIST / KILL across workers --------------------------------------
@@ -306,6 +307,41 @@ r = c.call("DEBUG", "OBJECT", "dbgkey")
 ok(r.kind == "+" and re.match(r"Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:\d+ lru:\d+ "
                               r"lru_seconds_idle:\d+$", r.value), "DEBUG OBJECT describes a key as Redis does")
 c.call("DEL", "dbgkey")
+
+# ---- enable-debug-command, compared with redis-server ------------------------------------------------
+# Redis 7 refuses DEBUG unless enable-debug-command allows it: "no" by default,
+# "local" for loopback clients only. The check comes before authentication,
+# counts as a rejected call (and fails a MULTI), and the setting is immutable.
+def debug_story(srv):
+    cl = srv.client()
+    out = [cl.call("DEBUG", "SLEEP", "0").raw, cl.call("DEBUG").raw, cl.call("AUTH", "pw").raw,
+           cl.call("DEBUG", "SLEEP", "0").raw, cl.call("CONFIG", "GET", "enable-debug-command").raw,
+           cl.call("CONFIG", "SET", "enable-debug-command", "yes").raw, cl.call("MULTI").raw,
+           cl.call("DEBUG", "SLEEP", "0").raw, cl.call("EXEC").raw]
+    stats = cl.call("INFO", "commandstats").py()
+    stats = stats.decode() if isinstance(stats, bytes) else stats
+    # the counts (usec differs by nature)
+    out += [re.sub(r"usec=\d+,usec_per_call=[\d.]+,", "", line) for line in stats.split("\r\n")
+            if line.startswith("cmdstat_debug:")]
+    cl.close()
+    return out
+
+
+for setting in (None, "local", "yes"):
+    extra = ["--requirepass", "pw"] + (["--enable-debug-command", setting] if setting else [])
+    # zaris_sys's servers count NOAUTH as up
+    zd = start_server("zarisd", threads=2, name="zarisd-debug-%s" % setting, extra=extra)
+    rd = start_server("redis", name="redis-debug-%s" % setting, extra=extra)
+    try:
+        got, want = debug_story(zd), debug_story(rd)
+        if not is_(got, want, "enable-debug-command %s: DEBUG refused or allowed, rejected_calls, CONFIG GET/SET "
+                   "and MULTI as redis-server" % (setting or "(default no)")):
+            for i, (g, w) in enumerate(zip(got, want)):
+                if g != w:
+                    diag("step %d: got %r, expected %r" % (i, g, w))
+    finally:
+        zd.stop()
+        rd.stop()
 
 # ---- SHUTDOWN -------------------------------------------------------------------------------------------
 s2 = start_zarisd(threads=2, name="zarisd-shutdown")

@@ -79,9 +79,10 @@ def story(srv):
 
 
 servers = [("redis-server", dict(kind="redis", extra=["--enable-debug-command", "local"])),
-           ("zarisd", dict(kind="zarisd", threads=2))]
+           ("zarisd", dict(kind="zarisd", threads=2, extra=["--enable-debug-command", "local"]))]
 if zaris.io_uring_available():
-    servers.append(("zarisd epoll", dict(kind="zarisd", threads=2, io_backend="epoll")))
+    servers.append(("zarisd epoll", dict(kind="zarisd", threads=2, io_backend="epoll",
+                                         extra=["--enable-debug-command", "local"])))
 plan(2 * len(servers) - 1)
 
 results = {}

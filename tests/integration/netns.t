@@ -14,7 +14,9 @@
 #     loopback inside a is served;
 #   * CONFIG SET protected-mode no / requirepass at run time lets the remote
 #     client in (AUTH first), and setting them back denies it again;
-#   * started with --protected-mode no, or with --requirepass: served.
+#   * started with --protected-mode no, or with --requirepass: served;
+#     with --enable-debug-command local, DEBUG is refused to the client from
+#     b and allowed on loopback.
 #
 # The whole -DENIED reply is compared except point 4)'s wording: Debian's
 # Redis 7.0.15 says "Setup a an authentication password", zarisd "Set up an"
@@ -55,6 +57,11 @@ except NetnsUnavailable as e:
 backends = ["uring", "epoll"] if io_uring_available() else ["epoll"]
 if "uring" not in backends:
     diag("io_uring is disabled on this kernel: only the epoll backend is checked")
+
+
+DEBUG_REFUSED = (b'-ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can '
+                 b'run it from a local connection, otherwise you need to set this option in the configuration '
+                 b'file, and then restart the server.\r\n')
 
 
 def start_in_a(kind, extra, backend=None, label=""):
@@ -202,11 +209,18 @@ try:
     # ---- started with --protected-mode no, or with a password ----------------
     for kind, bk in [("redis", None)] + [("zarisd", b) for b in backends]:
         nm = kind if bk is None else "%s %s" % (kind, bk)
-        srv = start_in_a(kind, ["--bind", "0.0.0.0", "--protected-mode", "no"], backend=bk, label="-open")
+        srv = start_in_a(kind, ["--bind", "0.0.0.0", "--protected-mode", "no", "--enable-debug-command", "local"],
+                         backend=bk, label="-open")
         r = remote(srv)
         is_(raws(r, ("PING",), ("DBSIZE",)), [b"+PONG\r\n", b":0\r\n"],
             "%s --protected-mode no: the client from b is served" % nm)
+        is_(raws(r, ("DEBUG", "SLEEP", "0")), [DEBUG_REFUSED],
+            "%s --enable-debug-command local: DEBUG is refused to the client from b" % nm)
         r.close()
+        lc = local(srv)
+        is_(raws(lc, ("DEBUG", "SLEEP", "0")), [b"+OK\r\n"],
+            "%s --enable-debug-command local: DEBUG is allowed on loopback" % nm)
+        lc.close()
         srv.stop()
         srv = start_in_a(kind, ["--bind", "0.0.0.0", "--protected-mode", "yes", "--requirepass", PW],
                          backend=bk, label="-pw")

@@ -38,7 +38,8 @@ def kill9(srv):
 
 
 def start(d, *flags, threads=2):
-    return start_zarisd(threads=threads, extra=["--dir", d] + list(flags))
+    # DEBUG JOURNAL-STALL (a slow disk) needs DEBUG
+    return start_zarisd(threads=threads, extra=["--dir", d, "--enable-debug-command", "local"] + list(flags))
 
 
 def restart(srv):

@@ -72,7 +72,7 @@ def optimistic(port, n, out):
 
 backends = ["epoll"] + (["uring"] if io_uring_available() else [])
 for backend in backends:
-    srv = start_zarisd(threads=2, io_backend=backend)
+    srv = start_zarisd(threads=2, io_backend=backend, extra=["--enable-debug-command", "local"])
     c = srv.client()
     c.call("MSET", *sum([[k, str(START)] for k in ACCOUNTS], []))
     q = mp.Queue()

@@ -79,7 +79,7 @@ static void test_load(void)
 			   "supervisor = { health-interval = \"250ms\"; health-failures = 5; };\n"
 			   "nodes = (\n"
 			   "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; cores = [1, 0];\n"
-			   "    maxmemory = 1048576; },\n"
+			   "    maxmemory = 1048576; enable-debug-command = \"local\"; },\n"
 			   "  { name = \"b\"; address = \"10.255.255.1\"; port = 7001; threads = 3;\n"
 			   "    replica-of = \"a\"; }\n"
 			   ");\n");
@@ -108,7 +108,8 @@ static void test_load(void)
 	   "replica-of implies role replica");
 	zconf_node_foreach_setting(conf, a, collect_fn, &c);
 	is_str(c.buf,
-	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no dir=./a ",
+	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no dir=./a "
+	       "enable-debug-command=local ",
 	       "effective settings of a, with zarisd's flag names (dir: its own under the cluster's)");
 	{
 		char da[256], db[256];
@@ -153,6 +154,11 @@ static void test_errors(void)
 	zconf_error_format(&err, msg, sizeof(msg));
 	ok(strncmp(msg, path, strlen(path)) == 0 && strstr(msg, ":5: ") != NULL, "formatted file:line: %s",
 	   msg);
+	path = write_file("bad.conf", "cluster = {\n  enable-debug-command = \"maybe\";\n};\n");
+	ok(zconf_load(path, &conf, &err) == -EINVAL && !conf,
+	   "enable-debug-command outside no|yes|local rejected");
+	is_int(err.line, 2, "at its line");
+	ok(strstr(err.message, "enable-debug-command") != NULL, "message names the key: %s", err.message);
 	ok(zconf_load("/nonexistent/zaris.conf", &conf, &err) == -ENOENT, "missing file is -ENOENT");
 	is_int(err.line, 0, "no line for a missing file");
 }

@@ -30,7 +30,9 @@ typedef void (*cmd_handler_fn)(struct client *c);
  * BLOCKING  may block the client
  * KEYLESS   touches no key (no shard lock)
  * WHOLEDB   walks the keyspace itself (takes shard locks one at a time)
- * CONTAINER has subcommands; dispatch goes to the subcommand row */
+ * CONTAINER has subcommands; dispatch goes to the subcommand row
+ * PROTECTED refused unless its enable-*-command setting allows the client
+ *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0) */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -47,6 +49,7 @@ enum cmd_flag {
 	CMD_KEYLESS = 1u << 12,
 	CMD_WHOLEDB = 1u << 13,
 	CMD_CONTAINER = 1u << 14,
+	CMD_PROTECTED = 1u << 15,
 };
 
 struct command {

@@ -249,6 +249,15 @@ static const struct command *resolve(struct client *c)
 	return cmd;
 }
 
+/* Whether C may run a CMD_PROTECTED command (DEBUG, the only one) under
+ * enable-debug-command. */
+static bool protected_allowed(const struct client *c)
+{
+	int allow = c->srv->cfg->enable_debug_command;
+	return allow == SETTINGS_PROTECTED_YES ||
+	       (allow == SETTINGS_PROTECTED_LOCAL && (c->flags & CLIENT_LOOPBACK));
+}
+
 /* The slow half of memory_ok: maxmemory is set and CMD may grow memory. */
 static bool evict_ok(struct client *c, const struct command *cmd, long long maxmemory, int64_t *t0)
 {
@@ -372,6 +381,17 @@ static enum dispatch_result run_command(struct client *c)
 	const struct command *cmd = resolve(c);
 	if (!cmd)
 		return DISPATCH_DONE;
+	/* as in Redis, before authentication: the setting is the server's,
+	 * not the user's */
+	if ((cmd->flags & CMD_PROTECTED) && !protected_allowed(c)) {
+		reply_error(&c->out,
+			    "ERR DEBUG command not allowed. If the enable-debug-command option is set "
+			    "to \"local\", you can run it from a local connection, otherwise you "
+			    "need to set this option in the configuration file, and then restart "
+			    "the server.");
+		reject(c, &c->stats->cmd[cmd->id]);
+		return DISPATCH_DONE;
+	}
 	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
 		if (cmd->handler == cmd_exec) {
 			reply_error(

@@ -54,6 +54,8 @@ static const char *const appendfsync_names[] = { "always", "everysec", "no", NUL
 static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
 static void show_save(struct settings *s, char *buf, size_t size);
 static const char *const io_backend_names[] = { "auto", "uring", "epoll", NULL };
+/* indexed by enum settings_protected */
+static const char *const protected_names[] = { "no", "yes", "local", NULL };
 static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
 static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "allkeys-lfu",
 					    "allkeys-random",  "volatile-lru", "volatile-lfu",
@@ -94,6 +96,8 @@ static const struct setting setting_rows[] = {
 	  "write the PID to this file" },
 	{ "tcp-backlog", SK_PLAIN_INT, OFF(tcp_backlog), SF_IMMUTABLE, 0, INT_MAX, NULL, NULL, NULL,
 	  "listen(2) backlog" },
+	{ "enable-debug-command", SK_PLAIN_INT, OFF(enable_debug_command), SF_IMMUTABLE, 0, 2,
+	  protected_names, NULL, NULL, "who may run DEBUG: no|yes|local (loopback clients)" },
 	{ "maxmemory", SK_MEMORY, OFF(maxmemory), 0, 0, LLONG_MAX, NULL, NULL, NULL,
 	  "memory limit (0 = none), e.g. 64mb" },
 	{ "maxmemory-policy", SK_ENUM, OFF(maxmemory_policy), 0, 0, 0, policy_names, NULL, NULL,

@@ -20,6 +20,14 @@
 
 #define SETTINGS_MAX_CORES 256
 
+/* Redis's protected-command settings (enable-debug-command): who may run
+ * the command. */
+enum settings_protected {
+	SETTINGS_PROTECTED_NO = 0,
+	SETTINGS_PROTECTED_YES = 1,
+	SETTINGS_PROTECTED_LOCAL = 2, /* loopback or unix-socket clients only */
+};
+
 struct settings {
 	/* start-up only (immutable once workers run) */
 	int port;
@@ -35,6 +43,7 @@ struct settings {
 	char *logfile;
 	char *pidfile;
 	int tcp_backlog;
+	int enable_debug_command; /* 0 no, 1 yes, 2 local (SETTINGS_PROTECTED_*) */
 
 	/* runtime (CONFIG SET) */
 	_Atomic long long maxmemory;
