@@ -86,15 +86,16 @@ void conn_sent(struct conn *c, size_t n);
  * which reads one socket at a time into one buffer, does not group.
  * Start a group with n = 0. */
 #define CONN_GROUP_MAX 64
+struct conn_prefetch_key {
+	uint64_t hash;	 /* store_hash(key) */
+	const char *key; /* in the received bytes */
+	size_t klen;
+	unsigned db;
+};
 struct conn_group {
 	struct store *store;
 	unsigned n;
-	struct {
-		uint64_t hash;
-		unsigned db;
-		const char *key; /* in the received bytes */
-		size_t klen;
-	} key[CONN_GROUP_MAX];
+	struct conn_prefetch_key key[CONN_GROUP_MAX];
 };
 void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len);
 void conn_group_prefetch(const struct conn_group *g);
