@@ -4,7 +4,8 @@ snapshot, the log and both; kill -9 under a write load with appendfsync
 always and everysec, checked against what the clients saw acknowledged; a
 save under concurrent writers is one instant (monotonic counter pairs);
 truncated and corrupted files give the right trim or error, and
---check-data reports and repairs.  Each server gets its own --dir."""
+--check-data reports and repairs; SPOP's random picks replay as what it
+removed.  Each server gets its own --dir."""
 import os
 import shutil
 import signal
@@ -406,6 +407,31 @@ def expiry_test():
     srv.stop()
 
 
+def random_commands_test():
+    """SPOP picks members at random: the log must hold what it removed, not
+    the command, or a replay pops other members. After kill -9 the set is
+    exactly what the clients saw (the replies of SPOP and SPOP with a count
+    included), and SRANDMEMBER (a read) changed nothing."""
+    d = tmpdir()
+    srv = start(d, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
+    r = rc(srv)
+    r.sadd("pool", *range(200))
+    popped = set()
+    for _ in range(20):
+        popped.add(r.spop("pool"))
+        popped.update(r.spop("pool", 3))
+        r.srandmember("pool", 5)
+    before = r.smembers("pool")
+    kill9(srv)
+    restart(srv)
+    r = rc(srv)
+    after = r.smembers("pool")
+    is_([len(before), len(popped), sorted(after) == sorted(before)], [120, 80, True],
+        "SPOP replays what it removed: the set after kill -9 is the one the clients saw")
+    ok(not (after & popped), "no member SPOP returned is back after the restart")
+    srv.stop()
+
+
 # --------------------------------------------------------------- CONFIG SET dir / dbfilename
 
 def config_dir_test():
@@ -537,7 +563,7 @@ def info_test():
 
 
 try:
-    plan(52)
+    plan(54)
     for mode in ("snapshot", "log", "both"):
         round_trip(mode)
     crash_test("always")
@@ -547,6 +573,7 @@ try:
     config_tests()
     eviction_test()
     expiry_test()
+    random_commands_test()
     config_dir_test()
     backpressure_test()
     info_test()
