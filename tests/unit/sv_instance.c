@@ -23,10 +23,14 @@ static struct zconf *load_conf(void)
 
 	snprintf(path, sizeof(path), "%s/z.conf", tmpdir);
 	f = fopen(path, "w");
-	fputs("supervisor = { health-failures = 2; backoff-min = \"100ms\"; backoff-max = \"1s\";\n"
-	      "  crash-loop-restarts = 3; stop-timeout = \"200ms\"; start-timeout = \"5s\"; };\n"
-	      "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 1; } );\n",
-	      f);
+	/* the cluster's dir under tmpdir: starting node a creates <dir>/a,
+	 * which must not land in the directory the test runs from */
+	fprintf(f,
+		"cluster = { dir = \"%s\"; };\n"
+		"supervisor = { health-failures = 2; backoff-min = \"100ms\"; backoff-max = \"1s\";\n"
+		"  crash-loop-restarts = 3; stop-timeout = \"200ms\"; start-timeout = \"5s\"; };\n"
+		"nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 1; } );\n",
+		tmpdir);
 	fclose(f);
 	if (zconf_load(path, &conf, &err) < 0) {
 		diag("%s:%d: %s", err.file, err.line, err.message);
@@ -43,6 +47,7 @@ int main(void)
 	struct sv_info info;
 	pid_t child;
 
+	bool cwd_had_a = access("a", F_OK) == 0;
 	if (!mkdtemp(tmpdir))
 		skip_all("mkdtemp failed");
 	conf = load_conf();
@@ -164,6 +169,10 @@ int main(void)
 
 	zconf_free(conf);
 	unlink(path);
+	char node_dir[300];
+	snprintf(node_dir, sizeof(node_dir), "%s/a", tmpdir);
+	ok(rmdir(node_dir) == 0, "node a's data directory was made under the cluster's dir");
+	ok(cwd_had_a || access("a", F_OK) != 0, "and none in the directory the test runs from");
 	rmdir(tmpdir);
 	return done_testing();
 }
