@@ -133,7 +133,7 @@ void cmd_setbit(struct client *c)
 	int old = (p[byte] >> shift) & 1;
 	p[byte] = (uint8_t)((p[byte] & ~(1u << shift)) | ((unsigned)on << shift));
 	store_thread_changes_are(1); /* creating the key stamped too: one change for Redis */
-	notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1].ptr, c->argv[1].len, c->db);
+	notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	reply_long(&c->out, old);
 }
 
@@ -354,8 +354,7 @@ void cmd_bitop(struct client *c)
 	struct store *s = c->srv->store;
 	if (maxlen == 0) { /* every source empty: the result is no key at all */
 		if (store_delete_locked(s, c->db, c->argv[2].ptr, c->argv[2].len, c->now_ms))
-			notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[2].ptr, c->argv[2].len,
-					      c->db);
+			notify_arg(c, NOTIFY_GENERIC, "del", 2);
 		reply_long(&c->out, 0);
 		goto out;
 	}
@@ -376,7 +375,7 @@ void cmd_bitop(struct client *c)
 				    STORE_SET_RAW, NULL) < 0) {
 		reply_error(&c->out, ERR_OOM);
 	} else {
-		notify_keyspace_event(c->srv, NOTIFY_STRING, "set", c->argv[2].ptr, c->argv[2].len, c->db);
+		notify_arg(c, NOTIFY_STRING, "set", 2);
 		reply_long(&c->out, (long long)maxlen);
 	}
 	zr_free(res);
@@ -572,8 +571,7 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 		store_thread_changes_are(changes); /* Redis counts each write done */
 		/* after the reply, as Redis's bitfieldGeneric */
 		if (changes)
-			notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1].ptr, c->argv[1].len,
-					      c->db);
+			notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	}
 out:
 	zr_free(ops);

@@ -68,12 +68,6 @@ static bool lookup(struct client *c, bool write, struct entry **e, struct hash *
 	return true;
 }
 
-/* notifyKeyspaceEvent for argv[1]. */
-static void notify(struct client *c, int type, const char *event)
-{
-	notify_keyspace_event(c->srv, type, event, c->argv[1].ptr, c->argv[1].len, c->db);
-}
-
 static void limits(const struct client *c, struct hash_limits *lim)
 {
 	lim->max_entries =
@@ -136,7 +130,7 @@ static long long hset_generic(struct client *c)
 		return -1;
 	/* Redis counts each pair, new or not */
 	store_thread_changes_are((uint64_t)(c->argc - 2) / 2);
-	notify(c, NOTIFY_HASH, "hset");
+	notify_arg(c, NOTIFY_HASH, "hset", 1);
 	if (oom) {
 		reply_error(&c->out, ERR_OOM);
 		return -1;
@@ -181,7 +175,7 @@ void cmd_hsetnx(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
-	notify(c, NOTIFY_HASH, "hset");
+	notify_arg(c, NOTIFY_HASH, "hset", 1);
 	reply_long(&c->out, 1);
 }
 
@@ -205,9 +199,9 @@ void cmd_hdel(struct client *c)
 		else
 			store_modified_locked(c->srv->store, c->db, e);
 		store_thread_changes_are((uint64_t)deleted);
-		notify(c, NOTIFY_HASH, "hdel");
+		notify_arg(c, NOTIFY_HASH, "hdel", 1);
 		if (emptied)
-			notify(c, NOTIFY_GENERIC, "del");
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	}
 	reply_long(&c->out, deleted);
 }
@@ -225,7 +219,7 @@ static void store_field(struct client *c, struct entry *e, struct hash *h, const
 	if (rc < 0)
 		reply_error(&c->out, ERR_OOM);
 	else
-		notify(c, NOTIFY_HASH, event);
+		notify_arg(c, NOTIFY_HASH, event, 1);
 }
 
 void cmd_hincrby(struct client *c)

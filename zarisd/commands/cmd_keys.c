@@ -75,18 +75,12 @@ static bool policy_is_lfu(struct client *c)
 
 /* --- DEL UNLINK EXISTS TOUCH TYPE ------------------------------------------------ */
 
-/* Keyspace notification for argv[ARGI] in DB (Redis's notifyKeyspaceEvent). */
-static void notify_arg(struct client *c, const char *event, int argi, unsigned db)
-{
-	notify_keyspace_event(c->srv, NOTIFY_GENERIC, event, c->argv[argi].ptr, c->argv[argi].len, db);
-}
-
 static void del_generic(struct client *c)
 {
 	long long n = 0;
 	for (int i = 1; i < c->argc; i++) {
 		if (store_delete_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms)) {
-			notify_arg(c, "del", i, c->db);
+			notify_arg(c, NOTIFY_GENERIC, "del", i);
 			n++;
 		}
 	}
@@ -201,7 +195,7 @@ static void expire_generic(struct client *c, long long basetime, bool seconds)
 	if (when <= c->now_ms) {
 		/* checkAlreadyExpired: a time in the past deletes the key. */
 		store_delete_entry_locked(c->srv->store, c->db, e);
-		notify_arg(c, "del", 1, c->db);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		reply_long(&c->out, 1);
 		return;
 	}
@@ -210,7 +204,7 @@ static void expire_generic(struct client *c, long long basetime, bool seconds)
 		return;
 	}
 	reply_long(&c->out, 1);
-	notify_arg(c, "expire", 1, c->db); /* after the reply, as Redis */
+	notify_arg(c, NOTIFY_GENERIC, "expire", 1); /* after the reply, as Redis */
 	return;
 invalid:
 	reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd ? c->cmd->name : "expire");
@@ -288,7 +282,7 @@ void cmd_persist(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
-	notify_arg(c, "persist", 1, c->db);
+	notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	reply_long(&c->out, 1);
 }
 
@@ -336,8 +330,8 @@ static void rename_generic(struct client *c, bool nx)
 		return;
 	}
 	signal_ready(c, type, c->db, 2);
-	notify_arg(c, "rename_from", 1, c->db);
-	notify_arg(c, "rename_to", 2, c->db);
+	notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
+	notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
 	if (nx)
 		reply_long(&c->out, 1);
 	else
@@ -389,7 +383,7 @@ void cmd_copy(struct client *c)
 		return;
 	}
 	signal_ready(c, type, dst, 2);
-	notify_arg(c, "copy_to", 2, dst);
+	notify_keyspace_event(c->srv, NOTIFY_GENERIC, "copy_to", c->argv[2].ptr, c->argv[2].len, dst);
 	reply_long(&c->out, 1);
 }
 
@@ -413,8 +407,8 @@ void cmd_move(struct client *c)
 		return;
 	}
 	signal_ready(c, type, dst, 1);
-	notify_arg(c, "move_from", 1, c->db);
-	notify_arg(c, "move_to", 1, dst);
+	notify_arg(c, NOTIFY_GENERIC, "move_from", 1);
+	notify_keyspace_event(c->srv, NOTIFY_GENERIC, "move_to", c->argv[1].ptr, c->argv[1].len, dst);
 	reply_long(&c->out, 1);
 }
 

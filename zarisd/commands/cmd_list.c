@@ -276,7 +276,7 @@ void cmd_linsert(struct client *c)
 		return;
 	}
 	store_modified_locked(c->srv->store, c->db, e);
-	notify_keyspace_event(c->srv, NOTIFY_LIST, "linsert", c->argv[1].ptr, c->argv[1].len, c->db);
+	notify_arg(c, NOTIFY_LIST, "linsert", 1);
 	reply_long(&c->out, (long long)list_len(l));
 }
 
@@ -463,7 +463,7 @@ void cmd_lset(struct client *c)
 	}
 	store_modified_locked(c->srv->store, c->db, e);
 	reply_ok(&c->out);
-	notify_keyspace_event(c->srv, NOTIFY_LIST, "lset", c->argv[1].ptr, c->argv[1].len, c->db);
+	notify_arg(c, NOTIFY_LIST, "lset", 1);
 }
 
 void cmd_lrem(struct client *c)

@@ -59,12 +59,6 @@ static uint64_t *rnd(void)
 	return &rnd_state;
 }
 
-/* notifyKeyspaceEvent for argv[ARGI]. */
-static void notify(struct client *c, int type, const char *event, int argi)
-{
-	notify_keyspace_event(c->srv, type, event, c->argv[argi].ptr, c->argv[argi].len, c->db);
-}
-
 static uint64_t max_intset(const struct client *c)
 {
 	return (uint64_t)atomic_load_explicit(&c->srv->cfg->set_max_intset_entries, memory_order_relaxed);
@@ -113,9 +107,9 @@ static void after_removal(struct client *c, int argi, struct entry *e, struct se
 		store_delete_entry_locked(c->srv->store, c->db, e);
 	else
 		store_modified_locked(c->srv->store, c->db, e);
-	notify(c, NOTIFY_SET, event, argi);
+	notify_arg(c, NOTIFY_SET, event, argi);
 	if (emptied)
-		notify(c, NOTIFY_GENERIC, "del", argi);
+		notify_arg(c, NOTIFY_GENERIC, "del", argi);
 }
 
 /* --- single-set commands ------------------------------------------------------- */
@@ -150,7 +144,7 @@ void cmd_sadd(struct client *c)
 	}
 	if (added) {
 		store_thread_changes_are((uint64_t)added); /* Redis counts each member */
-		notify(c, NOTIFY_SET, "sadd", 1);
+		notify_arg(c, NOTIFY_SET, "sadd", 1);
 	}
 	if (oom)
 		reply_error(&c->out, ERR_OOM);
@@ -261,8 +255,8 @@ static void spop_with_count(struct client *c)
 		reply_members(c, s);
 		store_delete_entry_locked(c->srv->store, c->db, e);
 		store_thread_changes_are(size); /* Redis counts each member */
-		notify(c, NOTIFY_SET, "spop", 1);
-		notify(c, NOTIFY_GENERIC, "del", 1);
+		notify_arg(c, NOTIFY_SET, "spop", 1);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		return;
 	}
 	reply_set(&c->out, (long)count);
@@ -272,7 +266,7 @@ static void spop_with_count(struct client *c)
 		set_recompact(s, max_intset(c));
 	store_modified_locked(c->srv->store, c->db, e);
 	store_thread_changes_are(count);
-	notify(c, NOTIFY_SET, "spop", 1);
+	notify_arg(c, NOTIFY_SET, "spop", 1);
 }
 
 void cmd_spop(struct client *c)
@@ -459,7 +453,7 @@ void cmd_smove(struct client *c)
 		}
 		if (!store_new(c, 2, dst))
 			return;
-		notify(c, NOTIFY_SET, "sadd", 2);
+		notify_arg(c, NOTIFY_SET, "sadd", 2);
 	} else {
 		int rc = set_add(dst, m, len, max_intset(c));
 		if (rc < 0) {
@@ -468,7 +462,7 @@ void cmd_smove(struct client *c)
 		}
 		if (rc) {
 			store_modified_locked(c->srv->store, c->db, de);
-			notify(c, NOTIFY_SET, "sadd", 2);
+			notify_arg(c, NOTIFY_SET, "sadd", 2);
 		}
 	}
 	reply_long(&c->out, 1);
@@ -501,11 +495,11 @@ static void store_result(struct client *c, int dst, struct set *result, const ch
 	if (n == 0) {
 		set_free(result);
 		if (store_delete_locked(c->srv->store, c->db, c->argv[dst].ptr, c->argv[dst].len, c->now_ms))
-			notify(c, NOTIFY_GENERIC, "del", dst);
+			notify_arg(c, NOTIFY_GENERIC, "del", dst);
 	} else if (!store_new(c, dst, result)) {
 		return;
 	} else {
-		notify(c, NOTIFY_SET, event, dst);
+		notify_arg(c, NOTIFY_SET, event, dst);
 	}
 	reply_long(&c->out, (long long)n);
 }

@@ -38,12 +38,6 @@
 
 /* --- small helpers ---------------------------------------------------------- */
 
-/* Keyspace notification for argv[ARGI] (Redis's notifyKeyspaceEvent). */
-static void notify_arg(struct client *c, int type, const char *event, int argi)
-{
-	notify_keyspace_event(c->srv, type, event, c->argv[argi].ptr, c->argv[argi].len, c->db);
-}
-
 static long long max_bulk_len(const struct client *c)
 {
 	return atomic_load_explicit(&c->srv->cfg->proto_max_bulk_len, memory_order_relaxed);

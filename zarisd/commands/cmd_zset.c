@@ -68,17 +68,12 @@ bool zcmd_lookup(struct client *c, int argi, bool write, struct entry **e, struc
 	return true;
 }
 
-void zcmd_notify(struct client *c, int keyi, int type, const char *event)
-{
-	notify_keyspace_event(c->srv, type, event, c->argv[keyi].ptr, c->argv[keyi].len, c->db);
-}
-
 void zcmd_written(struct client *c, int keyi, struct entry *e, struct zset *z, const char *event)
 {
-	zcmd_notify(c, keyi, NOTIFY_ZSET, event);
+	notify_arg(c, NOTIFY_ZSET, event, keyi);
 	if (zset_card(z) == 0) {
 		store_delete_entry_locked(c->srv->store, c->db, e);
-		zcmd_notify(c, keyi, NOTIFY_GENERIC, "del");
+		notify_arg(c, NOTIFY_GENERIC, "del", keyi);
 	} else {
 		store_modified_locked(c->srv->store, c->db, e);
 	}
@@ -107,14 +102,14 @@ void zcmd_store_result(struct client *c, int keyi, struct zset *z, const char *e
 						   c->now_ms);
 		reply_long(&c->out, 0);
 		if (existed)
-			zcmd_notify(c, keyi, NOTIFY_GENERIC, "del");
+			notify_arg(c, NOTIFY_GENERIC, "del", keyi);
 		return;
 	}
 	if (!zcmd_store_new(c, keyi, z))
 		return;
 	/* Redis replies before it notifies here */
 	reply_long(&c->out, (long long)card);
-	zcmd_notify(c, keyi, NOTIFY_ZSET, event);
+	notify_arg(c, NOTIFY_ZSET, event, keyi);
 }
 
 void zcmd_reply_elems_header(struct client *c, long n, bool withscores)
@@ -307,7 +302,7 @@ reply:
 	/* Redis notifies after the reply here (a RESP3 subscriber of its own
 	 * events sees the reply first) */
 	if (added || updated)
-		zcmd_notify(c, 1, NOTIFY_ZSET, incr ? "zincr" : "zadd");
+		notify_arg(c, NOTIFY_ZSET, incr ? "zincr" : "zadd", 1);
 out:
 	if (scores != stack_scores)
 		zr_free(scores);

@@ -23,8 +23,6 @@ void zcmd_limits(const struct client *c, struct zset_limits *lim);
  * hits/misses). *Z is NULL when the key is missing. false after replying
  * WRONGTYPE when it holds something else. */
 bool zcmd_lookup(struct client *c, int argi, bool write, struct entry **e, struct zset **z);
-/* Sends keyspace notification EVENT of class TYPE (notify.h) for argv[KEYI]. */
-void zcmd_notify(struct client *c, int keyi, int type, const char *event);
 /* After modifying Z (entry E of argv[KEYI]) in place: notifies EVENT,
  * then deletes the key (and notifies "del") when Z is empty, else records
  * the change. E and Z are invalid afterwards when deleted. */

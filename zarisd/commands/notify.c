@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zarisd/commands/client.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
@@ -89,6 +90,11 @@ void notify_keyspace_event(struct server *srv, int type, const char *event, cons
 		publish_named(srv, "__keyspace@", db, key, klen, event, elen);
 	if (flags & NOTIFY_KEYEVENT)
 		publish_named(srv, "__keyevent@", db, event, elen, key, klen);
+}
+
+void notify_arg(struct client *c, int type, const char *event, int argi)
+{
+	notify_keyspace_event(c->srv, type, event, c->argv[argi].ptr, c->argv[argi].len, c->db);
 }
 
 /* The store's hook: runs with the key's shard lock held, which is fine,

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct client;
 struct server;
 
 /* Classes, one bit per notify-keyspace-events letter (Redis's values). */
@@ -70,6 +71,10 @@ void notify_flags_format(int flags, char *buf, size_t size);
  * gets KEY, each as configured by K and E. */
 void notify_keyspace_event(struct server *srv, int type, const char *event, const char *key, size_t klen,
 			   unsigned db);
+
+/* notify_keyspace_event for the client's argument ARGI in its database:
+ * what nearly every handler sends. */
+void notify_arg(struct client *c, int type, const char *event, int argi);
 
 /* Installs the store's event hook ("new", "expired", "evicted"); idempotent,
  * any thread. Until it runs no such event is sent, which is unobservable
