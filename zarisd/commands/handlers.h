@@ -1,5 +1,6 @@
 /* handlers — every command handler, grouped by the file that defines it.
- * Only table.c needs these; each handler's contract is the one of
+ * table.c lists them (dispatch and persist compare EXEC and SPOP by
+ * address); each handler's contract is the one of
  * cmd_handler_fn (command.h). */
 #ifndef ZR_HANDLERS_H
 #define ZR_HANDLERS_H

@@ -231,18 +231,8 @@ static void publish(struct aof *a, uint64_t seq)
  * is logged once and kept in last_errno until a write works again). */
 static size_t write_some(struct aof *a, const unsigned char *p, size_t n)
 {
-	size_t done = 0;
-	int err = 0;
-	while (done < n) {
-		ssize_t w = write(a->fd, p + done, n - done);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno;
-			break;
-		}
-		done += (size_t)w;
-	}
+	size_t done;
+	int err = -fileio_write_counted(a->fd, p, n, &done);
 	if (done) {
 		atomic_fetch_add_explicit(&a->current_size, done, memory_order_relaxed);
 		a->unsynced = true;

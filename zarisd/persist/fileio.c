@@ -8,20 +8,26 @@
 
 #include "zarisd/core/mem.h"
 
-int fileio_write_all(int fd, const void *p, size_t n)
+int fileio_write_counted(int fd, const void *p, size_t n, size_t *done)
 {
 	const unsigned char *b = p;
-	while (n) {
-		ssize_t w = write(fd, b, n);
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = write(fd, b + *done, n - *done);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		b += w;
-		n -= (size_t)w;
+		*done += (size_t)w;
 	}
 	return 0;
+}
+
+int fileio_write_all(int fd, const void *p, size_t n)
+{
+	size_t done;
+	return fileio_write_counted(fd, p, n, &done);
 }
 
 void fileio_fsync_dir(const char *dir)

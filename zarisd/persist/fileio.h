@@ -11,6 +11,9 @@
 /* Writes all N bytes of P to FD. 0, or -errno of the failed write(2)
  * (bytes before it may have been written). */
 int fileio_write_all(int fd, const void *p, size_t n);
+/* fileio_write_all that also says, in *DONE, how many bytes went in (all
+ * of them on success): the append-only log keeps the rest for a retry. */
+int fileio_write_counted(int fd, const void *p, size_t n, size_t *done);
 
 /* fsync(2)s directory DIR so that files created or renamed in it survive a
  * crash. Best effort: a directory that cannot be opened is skipped (the

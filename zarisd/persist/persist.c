@@ -25,7 +25,7 @@
 #include "zarisd/commands/command.h"
 #include "zarisd/commands/server.h"
 #include "zarisd/commands/settings.h"
-#include "zarisd/commands/table.h"
+#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/textbuf.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
@@ -59,10 +59,7 @@ struct persist {
 	 * the count since the last save is their sum minus changes_saved. */
 	struct change_slot *_Atomic change_slots;
 	_Atomic uint64_t changes_saved; /* the sum at the last save's instant */
-	/* command rows that end a command differently (persist_command_end):
-	 * compared by address, as a string compare per write showed in profiles */
-	const struct command *exec_row, *spop_row;
-	uint64_t id; /* tells a thread's slot of this P from one of an earlier P */
+	uint64_t id;			/* tells a thread's slot of this P from one of an earlier P */
 	_Atomic int64_t bg_start_ms;
 	_Atomic int last_bgsave_ok, last_rewrite_ok;
 	_Atomic int64_t last_bgsave_sec, last_rewrite_sec;
@@ -244,7 +241,7 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	 * keys: 3; SADD of two new members: 2); the store counts each write it
 	 * stamps and each key freed unless the command said its count. EXEC's
 	 * commands counted themselves (EXEC ends after them). */
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd == p->exec_row;
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
 	if (!exec_end)
 		count_changes(p, changes);
 	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
@@ -270,7 +267,7 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	key_range(c, cmd, &first, &last, &step);
 	tl_rec.len = 0;
 	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
-	if (cmd == p->spop_row && last >= first) {
+	if (cmd->handler == cmd_spop && last >= first) {
 		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
 	} else {
 		jbuf_varint(&tl_rec, (uint64_t)c->argc);
@@ -654,8 +651,6 @@ int persist_init(struct server *srv)
 	struct persist *p = zr_calloc(1, sizeof(*p));
 	p->srv = srv;
 	p->id = atomic_fetch_add_explicit(&persist_ids, 1, memory_order_relaxed) + 1;
-	p->exec_row = command_lookup("exec", 4);
-	p->spop_row = command_lookup("spop", 4);
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
 	char *log_dir = path_in_cwd(cfg->appenddirname);
