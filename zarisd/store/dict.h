@@ -94,6 +94,20 @@ static inline bool dict_is_rehashing(const struct dict *d)
 	return d->rehash >= 0;
 }
 
+/* The first entry of the bucket where a lookup of hash H starts (rehash
+ * aware, no rehash step), or NULL: for prefetching, the lookup itself is
+ * dict_find. */
+static inline struct entry *dict_bucket_head(const struct dict *d, uint64_t h)
+{
+	if (!d->size[0])
+		return NULL;
+	uint64_t i = h & (d->size[0] - 1);
+	/* buckets below `rehash` have moved to tab[1] */
+	if (dict_is_rehashing(d) && (int64_t)i < d->rehash)
+		return d->tab[1][h & (d->size[1] - 1)];
+	return d->tab[0][i];
+}
+
 /* Visits the bucket(s) of cursor V (Redis's reverse-binary dictScan) and
  * returns the next cursor, 0 when the table has been covered. */
 typedef void (*dict_visit_fn)(struct entry *e, void *ctx);

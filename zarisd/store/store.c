@@ -122,18 +122,6 @@ void store_prefetch_bucket(struct store *s, unsigned db, uint64_t h)
 #endif
 }
 
-/* The first entry of H's bucket in D (lock held), or NULL. */
-static struct entry *bucket_head(const struct dict *d, uint64_t h)
-{
-	if (!d->size[0])
-		return NULL;
-	uint64_t i = h & (d->size[0] - 1);
-	/* buckets below `rehash` have moved to tab[1] */
-	if (dict_is_rehashing(d) && (int64_t)i < d->rehash)
-		return d->tab[1][h & (d->size[1] - 1)];
-	return d->tab[0][i];
-}
-
 /* Header, key and (for a small string) the value: a GET copies it out, a
  * SET overwrites it. */
 static void prefetch_entry_lines(const struct entry *e)
@@ -148,7 +136,7 @@ void store_prefetch_entry(struct store *s, unsigned db, uint64_t h)
 	struct shard *sh = store_shard(s, store_shard_index(s, h));
 	if (store_all_locked || !zr_trylock(&sh->lock))
 		return;
-	struct entry *e = bucket_head(&sh->db[db], h);
+	struct entry *e = dict_bucket_head(&sh->db[db], h);
 	if (e)
 		prefetch_entry_lines(e);
 	zr_unlock(&sh->lock);
@@ -159,7 +147,7 @@ void store_prefetch_next(struct store *s, unsigned db, uint64_t h, const char *k
 	struct shard *sh = store_shard(s, store_shard_index(s, h));
 	if (store_all_locked || !zr_trylock(&sh->lock))
 		return;
-	struct entry *e = bucket_head(&sh->db[db], h);
+	struct entry *e = dict_bucket_head(&sh->db[db], h);
 	/* one step down the chain: a lookup's first entry is KEY's about
 	 * two times in three at the tables' load, and the rest is mostly
 	 * the second */
