@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		   "      --serve            be the floor server (uses --host, --port, --threads,\n"
 		   "                         --value-size)\n"
 		   "      --serve-backend B  auto | zarisd | standin (auto)\n"
+		   "      --cores LIST       with --serve (zarisd backend): pin loop i to the\n"
+		   "                         i-th CPU of LIST, as zarisd --cores (e.g. 0,1)\n"
 		   "  -h, --help\n");
 }
 
@@ -68,6 +70,7 @@ enum {
 	OPT_SERVER_PID,
 	OPT_SERVE,
 	OPT_SERVE_BACKEND,
+	OPT_CORES,
 };
 
 static const struct option long_opts[] = {
@@ -92,6 +95,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "serve-backend", required_argument, NULL, OPT_SERVE_BACKEND },
+	{ "cores", required_argument, NULL, OPT_CORES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -108,6 +112,7 @@ struct args {
 	int prefill;
 	int serve;
 	int serve_backend;
+	const char *cores; /* --cores, NULL when not given */
 };
 
 static int bad(const char *opt, const char *val)
@@ -253,6 +258,9 @@ static int parse_one(int opt, const char *arg, struct args *a)
 	case OPT_SERVE_BACKEND:
 		a->serve_backend = serve_parse_backend(arg);
 		return a->serve_backend < 0 ? bad("--serve-backend", arg) : 0;
+	case OPT_CORES:
+		a->cores = arg;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -301,6 +309,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		a->ratio_get = 0;
 		a->ncommands = 0;
 		a->lg.requests = a->lg.keyspace;
+	}
+	if (a->cores && (!a->serve || a->serve_backend == SERVE_STANDIN)) {
+		/* the load generator is pinned from outside (taskset), and the
+		 * stand-in does not pin: refuse rather than ignore */
+		fprintf(stderr, "zaris-bench: --cores needs --serve with the zarisd backend\n");
+		return -EINVAL;
 	}
 	if (a->lg.conns < a->lg.threads) {
 		fprintf(stderr, "zaris-bench: --conns must be at least --threads\n");
@@ -385,6 +399,7 @@ int main(int argc, char **argv)
 			.threads = a.lg.threads,
 			.value_size = a.value_size,
 			.backend = (enum serve_backend)a.serve_backend,
+			.cores = a.cores,
 		};
 
 		rc = serve_run(&so);

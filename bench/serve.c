@@ -24,7 +24,7 @@ int serve_run(const struct serve_opts *o)
 	if (o->backend == SERVE_STANDIN)
 		return serve_standin_run(o);
 	rc = serve_zarisd_run(o);
-	if (rc == -ENOSYS && o->backend == SERVE_AUTO) {
+	if (rc == -ENOSYS && o->backend == SERVE_AUTO && !o->cores) {
 		fprintf(stderr, "zaris-bench: serve: zarisd loop not wired yet, using the stand-in\n");
 		return serve_standin_run(o);
 	}

@@ -33,6 +33,7 @@ struct serve_opts {
 	unsigned threads;  /* event loops, >= 1 */
 	size_t value_size; /* bytes in the canned GET reply */
 	enum serve_backend backend;
+	const char *cores; /* CPU list loop i is pinned to (zarisd backend), NULL: none */
 };
 
 /* Parses "auto", "zarisd", "standin"; -EINVAL otherwise. */

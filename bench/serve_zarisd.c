@@ -49,7 +49,8 @@ struct floor_ready {
 static void floor_on_ready(void *arg)
 {
 	struct floor_ready *r = arg;
-	printf("serve: backend=zarisd port=%d threads=%u io=%s\n", r->o->port, r->o->threads, r->backend);
+	printf("serve: backend=zarisd port=%d threads=%u io=%s cores=%s\n", r->o->port, r->o->threads,
+	       r->backend, r->o->cores ? r->o->cores : "-");
 	fflush(stdout);
 }
 
@@ -63,7 +64,8 @@ int serve_zarisd_run(const struct serve_opts *o)
 	char err[256], port[16];
 	snprintf(port, sizeof(port), "%d", o->port);
 	if (settings_set(&cfg, "port", port, true, err, sizeof(err)) < 0 ||
-	    settings_set(&cfg, "bind", o->bind, true, err, sizeof(err)) < 0) {
+	    settings_set(&cfg, "bind", o->bind, true, err, sizeof(err)) < 0 ||
+	    (o->cores && settings_set(&cfg, "cores", o->cores, true, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "zaris-bench --serve: %s\n", err);
 		settings_free(&cfg);
 		return -EINVAL;
@@ -83,7 +85,7 @@ int serve_zarisd_run(const struct serve_opts *o)
 	srv.start_mono_us = zr_mono_us();
 	const struct net_backend *backend = net_choose_backend(0);
 	struct floor_ready ready = { .o = o, .backend = backend->name };
-	int rc = net_serve(&srv, backend, o->threads, NULL, 0, floor_on_ready, &ready);
+	int rc = net_serve(&srv, backend, o->threads, cfg.cores, cfg.ncores, floor_on_ready, &ready);
 	mailbox_destroy(srv.mailbox);
 	registry_destroy(srv.clients);
 	store_destroy(srv.store);

@@ -121,7 +121,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="zb-test-")
     redis = floor = None
     try:
-        print("1..31", flush=True)
+        print("1..35", flush=True)
         # bench/compare parses its options (its --help once crashed on a '%')
         h = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "bench", "compare"), "--help"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
@@ -216,6 +216,35 @@ def main():
                     ok(False, "%s floor did not start" % backend)
             stop(floor)
             floor = None
+
+        # --cores pins the floor's loops (the scaling section of
+        # bench/compare runs it like zarisd --cores); refused where it
+        # would be ignored.
+        cores = ["1", "0"] if (os.cpu_count() or 1) >= 2 else ["0"]
+        fport = free_port()
+        floor = start([BENCH, "--serve", "-p", str(fport), "-t", str(len(cores)),
+                       "--cores", ",".join(cores)], fport)
+        if ok(floor is not None, "floor with --cores %s answers PING" % ",".join(cores)):
+            pinned = {}
+            for tid in os.listdir("/proc/%d/task" % floor.pid):
+                with open("/proc/%d/task/%s/comm" % (floor.pid, tid)) as f:
+                    comm = f.read().strip()
+                with open("/proc/%d/task/%s/status" % (floor.pid, tid)) as f:
+                    allowed = [l.split()[1] for l in f if l.startswith("Cpus_allowed_list:")]
+                if comm.startswith("zaris-w"):
+                    pinned[comm] = allowed[0]
+            want = {"zaris-w%d" % i: c for i, c in enumerate(cores)}
+            ok(pinned == want, "floor loop i runs on the i-th CPU of --cores") or diag(pinned)
+        else:
+            ok(False, "floor with --cores did not start")
+        stop(floor)
+        floor = None
+        for argv, what in (([BENCH, "--cores", "0", "-n", "1"], "without --serve"),
+                           ([BENCH, "--serve", "--serve-backend", "standin", "--cores", "0"],
+                            "with the stand-in")):
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            ok(p.returncode == 2 and "--cores needs --serve with the zarisd backend" in p.stderr,
+               "--cores %s is refused" % what) or diag(p.stderr)
     finally:
         stop(floor)
         stop(redis)
