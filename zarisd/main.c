@@ -175,15 +175,46 @@ struct ready_ctx {
 
 static void write_pidfile(const char *path);
 
+/* The machine's THP mode: the bracketed word of the sysfs switch
+ * ("always", "madvise", "never"), or "unknown". */
+static const char *thp_machine_mode(void)
+{
+	static const char *const modes[] = { "always", "madvise", "never" };
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char mark[16];
+		snprintf(mark, sizeof(mark), "[%s]", modes[i]);
+		if (strstr(line, mark))
+			return modes[i];
+	}
+	return "unknown";
+}
+
 /* The system checks Redis makes at start-up, as far as they apply here. */
 static void system_checks(const struct settings *cfg)
 {
-	/* Transparent huge pages make a 4 KiB write fault in 2 MiB and inflate
-	 * RSS; Redis asks for them off. This turns them off for this process
-	 * whatever the machine-wide setting. */
-	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
-		zr_log(ZR_LOG_WARNING, "WARNING: could not disable transparent huge pages for zarisd: %s",
-		       strerror(errno));
+	/* main() turned transparent huge pages off before the heap grew; with
+	 * disable-thp no the machine's policy applies again: "always" backs
+	 * the heap with them, "madvise" only where asked (jemalloc asks with
+	 * MALLOC_CONF=thp:always in zarisd's environment). No fork here, so
+	 * Redis's copy-on-write reason for turning them off does not apply;
+	 * the RSS one does. */
+	if (!cfg->disable_thp) {
+		if (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) < 0)
+			zr_log(ZR_LOG_WARNING,
+			       "WARNING: could not enable transparent huge pages for zarisd: %s",
+			       strerror(errno));
+		else
+			zr_log(ZR_LOG_NOTICE,
+			       "disable-thp no: transparent huge pages follow the machine's setting (%s)",
+			       thp_machine_mode());
+	}
 	FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
 	int somaxconn = 0;
 	if (f) {
@@ -221,8 +252,21 @@ static void write_pidfile(const char *path)
 	fclose(f);
 }
 
+/* Transparent huge pages make a 4 KiB write fault in 2 MiB and can inflate
+ * RSS; Redis asks for them off and so does disable-thp's default. Off
+ * first, whatever the machine-wide setting, so that nothing the process
+ * touches before the configuration is read gets them; system_checks()
+ * turns them back on for disable-thp no. */
+static void thp_off_at_start(void)
+{
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		fprintf(stderr, "zarisd: WARNING: could not disable transparent huge pages: %s\n",
+			strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
+	thp_off_at_start();
 	zr_mem_thread_slot(0);
 	zr_hash_init();
 	command_table_init();

@@ -56,6 +56,7 @@ static void show_save(struct settings *s, char *buf, size_t size);
 static const char *const io_backend_names[] = { "auto", "uring", "epoll", NULL };
 /* indexed by enum settings_protected */
 static const char *const protected_names[] = { "no", "yes", "local", NULL };
+static const char *const yesno_names[] = { "no", "yes", NULL };
 static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
 static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "allkeys-lfu",
 					    "allkeys-random",  "volatile-lru", "volatile-lfu",
@@ -98,6 +99,8 @@ static const struct setting setting_rows[] = {
 	  "listen(2) backlog" },
 	{ "enable-debug-command", SK_PLAIN_INT, OFF(enable_debug_command), SF_IMMUTABLE, 0, 2,
 	  protected_names, NULL, NULL, "who may run DEBUG: no|yes|local (loopback clients)" },
+	{ "disable-thp", SK_PLAIN_INT, OFF(disable_thp), SF_IMMUTABLE, 0, 1, yesno_names, NULL, NULL,
+	  "yes: no transparent huge pages for zarisd; no: huge pages for its heap" },
 	{ "maxmemory", SK_MEMORY, OFF(maxmemory), 0, 0, LLONG_MAX, NULL, NULL, NULL,
 	  "memory limit (0 = none), e.g. 64mb" },
 	{ "maxmemory-policy", SK_ENUM, OFF(maxmemory_policy), 0, 0, 0, policy_names, NULL, NULL,
@@ -214,6 +217,7 @@ void settings_init(struct settings *s)
 	s->logfile = zr_strdup("");
 	s->pidfile = zr_strdup("");
 	s->tcp_backlog = 511;
+	s->disable_thp = 1;
 	s->cores_text = zr_strdup("");
 	atomic_init(&s->maxmemory, 0);
 	atomic_init(&s->maxmemory_policy, STORE_EVICT_NOEVICTION);

@@ -44,6 +44,7 @@ struct settings {
 	char *pidfile;
 	int tcp_backlog;
 	int enable_debug_command; /* 0 no, 1 yes, 2 local (SETTINGS_PROTECTED_*) */
+	int disable_thp;	  /* 1: no transparent huge pages for the process (Redis's disable-thp) */
 
 	/* runtime (CONFIG SET) */
 	_Atomic long long maxmemory;
