@@ -950,6 +950,44 @@ static void test_swapdb_all_locks(void)
 	store_destroy(s);
 }
 
+/* Active rehashing: the expiry cycle finishes a resize that no command
+ * drives, also in a database without volatile keys, and loses nothing. */
+static void test_active_rehash(void)
+{
+	struct store *s = store_create(2, 0); /* one shard: one dict per db */
+	char k[64], v[64];
+	int n = 0;
+	struct dict *d = store_dict(s, 1, 0);
+	/* grow until a resize of a table too big for one visit's steps is
+	 * under way, then stop touching the table */
+	while (!(dict_is_rehashing(d) && d->size[0] >= 4096) && n < 100000) {
+		kfmt(k, "r", n);
+		set_str(s, 1, k, k, -1);
+		n++;
+	}
+	ok(dict_is_rehashing(d) && dict_rehashing_unlocked(d),
+	   "active rehash: a resize under way after %d keys", n);
+	is_int(store_dict(s, 1, 0)->nvol, 0, "active rehash: no volatile key anywhere");
+	int cycles = 0;
+	while (dict_is_rehashing(d) && cycles < 100000) {
+		store_active_expire(s, 0, 1, NOW, 1000000);
+		cycles++;
+	}
+	ok(!dict_is_rehashing(d) && !dict_rehashing_unlocked(d) && cycles > 1,
+	   "active rehash: finished by the cycle, a batch per call (%d calls)", cycles);
+	ok(d->tab[1] == NULL && d->size[0] >= (uint64_t)n, "active rehash: one table left, %llu buckets",
+	   (unsigned long long)d->size[0]);
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		kfmt(k, "r", i);
+		if (!get_str(s, 1, k, NOW, v, sizeof(v)) || strcmp(v, k))
+			bad++;
+	}
+	is_int(bad, 0, "active rehash: every key keeps its value");
+	is_int(store_dbsize(s, 1), n, "active rehash: key count unchanged");
+	store_destroy(s);
+}
+
 /* The prefetch steps (store.h) change nothing and never keep a lock: every
  * key keeps its value, every shard lock is free afterwards, a lock the
  * caller holds stays held; also on an empty database, for absent keys and
@@ -1028,6 +1066,7 @@ int main(void)
 	test_evict();
 	test_swapdb_all_locks();
 	test_prefetch();
+	test_active_rehash();
 	test_threads();
 	return done_testing();
 }

@@ -26,7 +26,7 @@ static inline void keys_set(struct dict *d, uint64_t n)
 void dict_init(struct dict *d, struct dict_live *live)
 {
 	memset(d, 0, sizeof(*d));
-	d->rehash = -1;
+	dict_set_rehash(d, -1);
 	d->live = live;
 }
 
@@ -70,7 +70,7 @@ void dict_clear(struct dict *d, void (*free_fn)(struct entry *e, void *ctx), voi
 	}
 	__atomic_store_n(&d->nvol, 0, __ATOMIC_RELAXED);
 	d->volcap = 0;
-	d->rehash = -1;
+	dict_set_rehash(d, -1);
 	keys_set(d, 0);
 }
 
@@ -85,7 +85,7 @@ static void rehash_start(struct dict *d, uint64_t size)
 	}
 	d->tab[1] = table_alloc(d, size);
 	d->size[1] = size;
-	d->rehash = 0;
+	dict_set_rehash(d, 0);
 }
 
 static void rehash_finish(struct dict *d)
@@ -95,7 +95,7 @@ static void rehash_finish(struct dict *d)
 	d->size[0] = d->size[1];
 	d->tab[1] = NULL;
 	d->size[1] = 0;
-	d->rehash = -1;
+	dict_set_rehash(d, -1);
 }
 
 void dict_rehash_step(struct dict *d, int n)
@@ -104,15 +104,15 @@ void dict_rehash_step(struct dict *d, int n)
 		return;
 	int empty = n * DICT_EMPTY_VISITS;
 	uint64_t m1 = d->size[1] - 1;
-	while (n-- > 0 && (uint64_t)d->rehash < d->size[0]) {
-		while (!d->tab[0][d->rehash]) {
-			d->rehash++;
-			if ((uint64_t)d->rehash == d->size[0])
+	uint64_t pos = (uint64_t)d->rehash;
+	while (n-- > 0 && pos < d->size[0]) {
+		while (!d->tab[0][pos]) {
+			if (++pos == d->size[0])
 				goto done;
 			if (--empty == 0)
-				return;
+				goto out;
 		}
-		struct entry *e = d->tab[0][d->rehash];
+		struct entry *e = d->tab[0][pos];
 		while (e) {
 			struct entry *next = e->next;
 			uint64_t idx = entry_hash(e) & m1;
@@ -120,12 +120,16 @@ void dict_rehash_step(struct dict *d, int n)
 			d->tab[1][idx] = e;
 			e = next;
 		}
-		d->tab[0][d->rehash] = NULL;
-		d->rehash++;
+		d->tab[0][pos] = NULL;
+		pos++;
 	}
 done:
-	if ((uint64_t)d->rehash >= d->size[0])
+	if (pos >= d->size[0]) {
 		rehash_finish(d);
+		return;
+	}
+out:
+	dict_set_rehash(d, (int64_t)pos);
 }
 
 struct entry **dict_find(struct dict *d, uint64_t h, const char *key, size_t klen)

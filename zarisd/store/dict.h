@@ -94,6 +94,20 @@ static inline bool dict_is_rehashing(const struct dict *d)
 	return d->rehash >= 0;
 }
 
+/* dict_is_rehashing() without the shard's lock, for background work that
+ * looks for tables to move before it locks: racy but untorn (every store
+ * of `rehash` is atomic, dict_set_rehash). */
+static inline bool dict_rehashing_unlocked(const struct dict *d)
+{
+	return __atomic_load_n(&d->rehash, __ATOMIC_RELAXED) >= 0;
+}
+
+/* The one way `rehash` is written (lock held). */
+static inline void dict_set_rehash(struct dict *d, int64_t v)
+{
+	__atomic_store_n(&d->rehash, v, __ATOMIC_RELAXED);
+}
+
 /* The first entry of the bucket where a lookup of hash H starts (rehash
  * aware, no rehash step), or NULL: for prefetching, the lookup itself is
  * dict_find. */

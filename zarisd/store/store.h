@@ -283,7 +283,9 @@ void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx);
 /* --- expiry, eviction, accounting ------------------------------------------ */
 
 /* Active expiry: worker WORKER of NWORKERS samples the volatile entries of its
- * share of the shards and deletes expired ones, for at most BUDGET_US. */
+ * share of the shards and deletes expired ones, for at most BUDGET_US; the
+ * tables of its shards that are being resized get rehash steps (Redis's
+ * active rehashing). */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
 /* Changes (writes, deletions, expiries, evictions) the calling thread has

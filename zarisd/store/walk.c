@@ -149,12 +149,12 @@ static void dict_swap(struct dict *a, struct dict *b)
 	uint32_t na = dict_vkeys(a), nb = dict_vkeys(b);
 	memcpy(a->tab, b->tab, sizeof(a->tab));
 	memcpy(a->size, b->size, sizeof(a->size));
-	a->rehash = b->rehash;
+	dict_set_rehash(a, b->rehash);
 	a->vol = b->vol;
 	a->volcap = b->volcap;
 	memcpy(b->tab, t.tab, sizeof(b->tab));
 	memcpy(b->size, t.size, sizeof(b->size));
-	b->rehash = t.rehash;
+	dict_set_rehash(b, t.rehash);
 	b->vol = t.vol;
 	b->volcap = t.volcap;
 	__atomic_store_n(&a->nvol, nb, __ATOMIC_RELAXED);
