@@ -281,6 +281,9 @@ int main(int argc, char **argv)
 		char err[256];
 		if (settings_set(&cfg, args.names[i], args.values[i], true, err, sizeof(err)) < 0) {
 			fprintf(stderr, "zarisd: --%s '%s': %s\n", args.names[i], args.values[i], err);
+			zr_free(args.names);
+			zr_free(args.values);
+			settings_free(&cfg);
 			return 2;
 		}
 	}
@@ -288,11 +291,13 @@ int main(int argc, char **argv)
 	zr_free(args.values);
 	if (cfg.logfile[0] && zr_log_open(cfg.logfile) < 0) {
 		fprintf(stderr, "zarisd: cannot open log file %s: %s\n", cfg.logfile, strerror(errno));
+		settings_free(&cfg);
 		return 1;
 	}
 	zr_log_set_level((enum zr_log_level)atomic_load(&cfg.loglevel));
 	if (cfg.dir[0] && chdir(cfg.dir) < 0) {
 		fprintf(stderr, "zarisd: cannot chdir to %s: %s\n", cfg.dir, strerror(errno));
+		settings_free(&cfg);
 		return 1;
 	}
 

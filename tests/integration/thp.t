@@ -99,7 +99,8 @@ z.stop()
 # 3. a bad value on the command line: a clear error, no server
 p = subprocess.run([zarisd_path(), "--port", str(free_port()), "--disable-thp", "maybe"],
                    capture_output=True, text=True, timeout=30)
-ok(p.returncode == 2 and "disable-thp" in p.stderr, "--disable-thp maybe: exit 2 naming the setting") \
+ok(p.returncode == 2 and "disable-thp" in p.stderr and "argument must be 'yes' or 'no'" in p.stderr,
+   "--disable-thp maybe: exit 2 naming the setting, Redis's words") \
     or diag("rc=%s stderr=%s" % (p.returncode, p.stderr))
 
 # 4. the heap itself

@@ -438,6 +438,30 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
+/* Redis's error for a value outside a yes/no or named setting's choices
+ * (ROW's names; none for a yes/no setting); returns -EINVAL. */
+static int bad_choice(const struct setting *row, char *err, size_t errlen)
+{
+	if (!row->names || row->names == yesno_names) {
+		snprintf(
+			err, errlen,
+			"CONFIG SET failed (possibly related to argument '%s') - argument must be 'yes' or 'no'",
+			row->name);
+		return -EINVAL;
+	}
+	snprintf(
+		err, errlen,
+		"CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: ",
+		row->name);
+	/* Redis lists the policies in its own enum order, not ours */
+	const char *const *shown = row->names == policy_names ? policy_names_redis_order : row->names;
+	for (int i = 0; shown[i]; i++) {
+		size_t used = strlen(err);
+		snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", shown[i]);
+	}
+	return -EINVAL;
+}
+
 /* CONFIG SET dir: Redis's setConfigDirOption, chdir at once (main does it
  * at start-up, after every setting is read). Keeps the absolute path, so
  * a rollback (cmd_config.c) or a later relative value stays right. */
@@ -489,7 +513,7 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		if (row->names) {
 			iv = parse_enum(row, value);
 			if (iv < 0)
-				goto bad_value;
+				return bad_choice(row, err, errlen);
 			ll = iv;
 		} else if (!zr_str_to_ll(value, strlen(value), &ll)) {
 			goto bad_value;
@@ -528,31 +552,14 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		break;
 	case SK_BOOL:
 		iv = parse_bool(value);
-		if (iv < 0) {
-			snprintf(
-				err, errlen,
-				"CONFIG SET failed (possibly related to argument '%s') - argument must be 'yes' or 'no'",
-				row->name);
-			return -EINVAL;
-		}
+		if (iv < 0)
+			return bad_choice(row, err, errlen);
 		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
 		break;
 	case SK_ENUM:
 		iv = parse_enum(row, value);
-		if (iv < 0) {
-			snprintf(
-				err, errlen,
-				"CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: ",
-				row->name);
-			/* Redis lists the policies in its own enum order, not ours */
-			const char *const *shown =
-				row->names == policy_names ? policy_names_redis_order : row->names;
-			for (int i = 0; shown[i]; i++) {
-				size_t used = strlen(err);
-				snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", shown[i]);
-			}
-			return -EINVAL;
-		}
+		if (iv < 0)
+			return bad_choice(row, err, errlen);
 		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
 		if (row->offset == offsetof(struct settings, loglevel))
 			zr_log_set_level((enum zr_log_level)iv);
