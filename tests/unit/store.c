@@ -968,6 +968,7 @@ static void test_active_rehash(void)
 	ok(dict_is_rehashing(d) && dict_rehashing_unlocked(d),
 	   "active rehash: a resize under way after %d keys", n);
 	is_int(store_dict(s, 1, 0)->nvol, 0, "active rehash: no volatile key anywhere");
+	size_t mem_before = zr_mem_used();
 	int cycles = 0;
 	while (dict_is_rehashing(d) && cycles < 100000) {
 		store_active_expire(s, 0, 1, NOW, 1000000);
@@ -977,6 +978,8 @@ static void test_active_rehash(void)
 	   "active rehash: finished by the cycle, a batch per call (%d calls)", cycles);
 	ok(d->tab[1] == NULL && d->size[0] >= (uint64_t)n, "active rehash: one table left, %llu buckets",
 	   (unsigned long long)d->size[0]);
+	ok(zr_mem_used() < mem_before, "active rehash: the old table's memory is freed (%zu -> %zu bytes)",
+	   mem_before, zr_mem_used());
 	int bad = 0;
 	for (int i = 0; i < n; i++) {
 		kfmt(k, "r", i);
