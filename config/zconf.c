@@ -50,6 +50,7 @@ const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
 	[ZCONF_K_ENABLE_DEBUG_COMMAND] = { "enable-debug-command", ZCONF_VT_ENUM, 0, 0, protected_names,
 					   false },
 	[ZCONF_K_DISABLE_THP] = { "disable-thp", ZCONF_VT_BOOL, 0, 0, NULL, false },
+	[ZCONF_K_JEMALLOC_BG_THREAD] = { "jemalloc-bg-thread", ZCONF_VT_BOOL, 0, 0, NULL, true },
 };
 
 enum sv_field {

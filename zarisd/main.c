@@ -308,6 +308,11 @@ int main(int argc, char **argv)
 	 * and die by its default action: no final save, no log flush. */
 	sigset_t stop_signals;
 	net_block_stop_signals(&stop_signals);
+	/* jemalloc's purging thread (Redis's jemalloc-bg-thread, on by default
+	 * there too); jemalloc blocks every signal in it */
+	int purge_rc = zr_mem_background_purge(atomic_load(&cfg.jemalloc_bg_thread));
+	if (purge_rc < 0 && purge_rc != -ENOTSUP)
+		fprintf(stderr, "zarisd: WARNING: jemalloc-bg-thread: %s\n", strerror(-purge_rc));
 
 	unsigned nworkers = (unsigned)cfg.threads;
 	if (nworkers == 0)

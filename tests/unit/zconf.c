@@ -74,16 +74,16 @@ static void test_units(void)
 static void test_load(void)
 {
 	const char *path = write_file(
-		"ok.conf",
-		"cluster = { name = \"c\"; maxmemory = \"64mb\"; io-backend = \"epoll\";\n"
-		"  protected-mode = false; };\n"
-		"supervisor = { health-interval = \"250ms\"; health-failures = 5; };\n"
-		"nodes = (\n"
-		"  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; cores = [1, 0];\n"
-		"    maxmemory = 1048576; enable-debug-command = \"local\"; disable-thp = false; },\n"
-		"  { name = \"b\"; address = \"10.255.255.1\"; port = 7001; threads = 3;\n"
-		"    replica-of = \"a\"; }\n"
-		");\n");
+		"ok.conf", "cluster = { name = \"c\"; maxmemory = \"64mb\"; io-backend = \"epoll\";\n"
+			   "  protected-mode = false; };\n"
+			   "supervisor = { health-interval = \"250ms\"; health-failures = 5; };\n"
+			   "nodes = (\n"
+			   "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; cores = [1, 0];\n"
+			   "    maxmemory = 1048576; enable-debug-command = \"local\"; disable-thp = false;\n"
+			   "    jemalloc-bg-thread = false; },\n"
+			   "  { name = \"b\"; address = \"10.255.255.1\"; port = 7001; threads = 3;\n"
+			   "    replica-of = \"a\"; }\n"
+			   ");\n");
 	struct zconf *conf;
 	struct zconf_error err;
 	struct collect c = { .len = 0 };
@@ -110,7 +110,7 @@ static void test_load(void)
 	zconf_node_foreach_setting(conf, a, collect_fn, &c);
 	is_str(c.buf,
 	       "port=7001 bind=127.0.0.1 cores=0-1 io-backend=epoll maxmemory=1048576 protected-mode=no dir=./a "
-	       "enable-debug-command=local disable-thp=no ",
+	       "enable-debug-command=local disable-thp=no jemalloc-bg-thread=no ",
 	       "effective settings of a, with zarisd's flag names (dir: its own under the cluster's)");
 	{
 		char da[256], db[256];

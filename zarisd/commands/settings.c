@@ -120,6 +120,8 @@ static const struct setting setting_rows[] = {
 	  "TCP keepalive seconds (0 = off)" },
 	{ "protected-mode", SK_BOOL, OFF(protected_mode), 0, 0, 1, NULL, NULL, NULL,
 	  "refuse non-loopback clients without a password" },
+	{ "jemalloc-bg-thread", SK_BOOL, OFF(jemalloc_bg_thread), 0, 0, 1, NULL, NULL, NULL,
+	  "jemalloc returns freed pages to the system from a background thread" },
 	{ "hz", SK_INT, OFF(hz), 0, 1, 500, NULL, NULL, NULL, "timer frequency of background tasks" },
 	{ "lfu-log-factor", SK_INT, OFF(lfu_log_factor), 0, 0, INT_MAX, NULL, NULL, NULL,
 	  "LFU counter logarithm factor" },
@@ -234,6 +236,7 @@ void settings_init(struct settings *s)
 	atomic_init(&s->timeout, 0);
 	atomic_init(&s->tcp_keepalive, 300);
 	atomic_init(&s->protected_mode, 1);
+	atomic_init(&s->jemalloc_bg_thread, 1);
 	atomic_init(&s->hz, 10);
 	atomic_init(&s->lfu_log_factor, 10);
 	atomic_init(&s->lfu_decay_time, 1);
@@ -555,6 +558,9 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		if (iv < 0)
 			return bad_choice(row, err, errlen);
 		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
+		/* at start-up main applies it once the flags are read */
+		if (row->offset == offsetof(struct settings, jemalloc_bg_thread) && !starting)
+			(void)zr_mem_background_purge(iv); /* -ENOTSUP without jemalloc: nothing to run */
 		break;
 	case SK_ENUM:
 		iv = parse_enum(row, value);

@@ -59,6 +59,7 @@ struct settings {
 	_Atomic int timeout;		     /* idle client timeout, seconds, 0 = never */
 	_Atomic int tcp_keepalive;	     /* seconds */
 	_Atomic int protected_mode;
+	_Atomic int jemalloc_bg_thread; /* jemalloc's background purging (zr_mem_background_purge) */
 	_Atomic int hz;
 	_Atomic int lfu_log_factor;
 	_Atomic int lfu_decay_time;

@@ -1,8 +1,10 @@
 /* mem — see mem.h. */
 #include "zarisd/core/mem.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +150,18 @@ const char *zr_mem_allocator(void)
 #else
 	return "jemalloc-5.3.0";
 #endif
+}
+
+/* jemalloc's control entry point, weak so that a sanitizer build (libc
+ * malloc) still links; NULL there. */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+	__attribute__((weak));
+
+int zr_mem_background_purge(int on)
+{
+	if (!mallctl)
+		return -ENOTSUP;
+	bool enable = on != 0;
+	int rc = mallctl("background_thread", NULL, NULL, &enable, sizeof(enable));
+	return rc ? -rc : 0; /* mallctl returns an errno value */
 }

@@ -40,6 +40,11 @@ void zr_mem_thread_slot(unsigned slot);
 size_t zr_mem_rss(void);
 /* Name of the allocator in use ("jemalloc-5.3.0" or "libc"). */
 const char *zr_mem_allocator(void);
+/* Starts (ON != 0) or stops jemalloc's background threads, which return
+ * freed pages to the system as they age instead of on later allocation
+ * calls (Redis's jemalloc-bg-thread). 0, -ENOTSUP without jemalloc, or
+ * another -errno from jemalloc. */
+int zr_mem_background_purge(int on);
 
 #define ZR_FREE(p)          \
 	do {                \
