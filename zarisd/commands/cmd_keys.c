@@ -647,13 +647,6 @@ void cmd_object_help(struct client *c)
 
 /* --- MEMORY ------------------------------------------------------------------------- */
 
-/* jemalloc's entry points, weak so that a sanitizer build (libc malloc)
- * still links; NULL there. */
-extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *opaque, const char *opts)
-	__attribute__((weak));
-extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
-	__attribute__((weak));
-
 void cmd_memory_usage(struct client *c)
 {
 	for (int i = 3; i < c->argc; i++) {
@@ -793,22 +786,19 @@ static void text_append(void *arg, const char *s)
 
 void cmd_memory_malloc_stats(struct client *c)
 {
-	if (!malloc_stats_print) {
+	struct text_buf t = { 0 };
+	if (!zr_mem_stats_text(text_append, &t)) {
 		static const char none[] = "Stats not supported for the current allocator";
 		reply_verbatim(&c->out, none, sizeof(none) - 1, "txt");
 		return;
 	}
-	struct text_buf t = { 0 };
-	malloc_stats_print(text_append, &t, NULL);
 	reply_verbatim(&c->out, t.p ? t.p : "", t.len, "txt");
 	zr_free(t.p);
 }
 
 void cmd_memory_purge(struct client *c)
 {
-	/* MALLCTL_ARENAS_ALL is 4096 in jemalloc 5. */
-	if (mallctl)
-		mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+	zr_mem_purge();
 	reply_ok(&c->out);
 }
 

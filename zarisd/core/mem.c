@@ -152,10 +152,27 @@ const char *zr_mem_allocator(void)
 #endif
 }
 
-/* jemalloc's control entry point, weak so that a sanitizer build (libc
- * malloc) still links; NULL there. */
+/* jemalloc's entry points, weak so that a sanitizer build (libc malloc)
+ * still links; NULL there. */
 extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
 	__attribute__((weak));
+extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *opaque, const char *opts)
+	__attribute__((weak));
+
+void zr_mem_purge(void)
+{
+	/* MALLCTL_ARENAS_ALL is 4096 in jemalloc 5 */
+	if (mallctl)
+		(void)mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+}
+
+bool zr_mem_stats_text(void (*write_cb)(void *opaque, const char *text), void *opaque)
+{
+	if (!malloc_stats_print)
+		return false;
+	malloc_stats_print(write_cb, opaque, NULL);
+	return true;
+}
 
 int zr_mem_background_purge(int on)
 {

@@ -16,6 +16,7 @@
 #ifndef ZR_MEM_H
 #define ZR_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *zr_malloc(size_t size);
@@ -45,6 +46,12 @@ const char *zr_mem_allocator(void);
  * calls (Redis's jemalloc-bg-thread). 0, -ENOTSUP without jemalloc, or
  * another -errno from jemalloc. */
 int zr_mem_background_purge(int on);
+/* Returns every arena's unused dirty pages to the system now (MEMORY
+ * PURGE); nothing without jemalloc. */
+void zr_mem_purge(void);
+/* jemalloc's statistics report, passed to WRITE_CB in pieces (MEMORY
+ * MALLOC-STATS); false without jemalloc. */
+bool zr_mem_stats_text(void (*write_cb)(void *opaque, const char *text), void *opaque);
 
 #define ZR_FREE(p)          \
 	do {                \
