@@ -43,25 +43,26 @@ def wait_for(cond, limit=10.0):
         time.sleep(0.05)
 
 
+CONFIG_STEPS = (("CONFIG", "GET", "jemalloc-bg-thread"),
+                ("CONFIG", "SET", "jemalloc-bg-thread", "no"),
+                ("CONFIG", "GET", "jemalloc-bg-thread"),
+                ("CONFIG", "SET", "jemalloc-bg-thread", "maybe"),
+                ("CONFIG", "SET", "jemalloc-bg-thread", "yes"))
+
+
+def config_replies(srv):
+    with srv.client() as cl:
+        return [cl.call(*cmd).py() for cmd in CONFIG_STEPS]
+
+
 redis = start_redis()
-with redis.client() as rc:
-    want = [rc.call(*cmd).py() for cmd in (("CONFIG", "GET", "jemalloc-bg-thread"),
-                                           ("CONFIG", "SET", "jemalloc-bg-thread", "no"),
-                                           ("CONFIG", "GET", "jemalloc-bg-thread"),
-                                           ("CONFIG", "SET", "jemalloc-bg-thread", "maybe"),
-                                           ("CONFIG", "SET", "jemalloc-bg-thread", "yes"))]
+want = config_replies(redis)
 redis.stop()
 ok(want[0] == [b"jemalloc-bg-thread", b"yes"] and want[1] == "OK" and "ERR" in str(want[3]),
    "redis-server: on by default, settable, a bad value refused") or diag(want)
 
 z = start_zarisd()
-with z.client() as cl:
-    got = [cl.call(*cmd).py() for cmd in (("CONFIG", "GET", "jemalloc-bg-thread"),
-                                          ("CONFIG", "SET", "jemalloc-bg-thread", "no"),
-                                          ("CONFIG", "GET", "jemalloc-bg-thread"),
-                                          ("CONFIG", "SET", "jemalloc-bg-thread", "maybe"),
-                                          ("CONFIG", "SET", "jemalloc-bg-thread", "yes"))]
-is_(got, want, "CONFIG GET / SET / a bad value: the replies of redis-server")
+is_(config_replies(z), want, "CONFIG GET / SET / a bad value: the replies of redis-server")
 
 jemalloc = not os.environ.get("ZARIS_SAN")
 why = "# SKIP sanitizer build: libc malloc, no jemalloc"
