@@ -441,6 +441,34 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
+/* Settings whose new value must also reach another module at once. */
+static void apply_loglevel(int v)
+{
+	zr_log_set_level((enum zr_log_level)v);
+}
+
+static void apply_jemalloc_bg_thread(int v)
+{
+	(void)zr_mem_background_purge(v); /* -ENOTSUP without jemalloc: nothing to run */
+}
+
+static const struct {
+	size_t offset;
+	void (*apply)(int value);
+} setting_effects[] = {
+	{ offsetof(struct settings, loglevel), apply_loglevel },
+	{ offsetof(struct settings, jemalloc_bg_thread), apply_jemalloc_bg_thread },
+};
+
+/* Passes ROW's new value V to its effect, if it has one (start-up too:
+ * applying again later, as main does, is harmless). */
+static void apply_effect(const struct setting *row, int v)
+{
+	for (size_t i = 0; i < sizeof(setting_effects) / sizeof(setting_effects[0]); i++)
+		if (setting_effects[i].offset == row->offset)
+			setting_effects[i].apply(v);
+}
+
 /* Redis's error for a value outside a yes/no or named setting's choices
  * (ROW's names; none for a yes/no setting); returns -EINVAL. */
 static int bad_choice(const struct setting *row, char *err, size_t errlen)
@@ -558,17 +586,14 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		if (iv < 0)
 			return bad_choice(row, err, errlen);
 		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
-		/* at start-up main applies it once the flags are read */
-		if (row->offset == offsetof(struct settings, jemalloc_bg_thread) && !starting)
-			(void)zr_mem_background_purge(iv); /* -ENOTSUP without jemalloc: nothing to run */
+		apply_effect(row, iv);
 		break;
 	case SK_ENUM:
 		iv = parse_enum(row, value);
 		if (iv < 0)
 			return bad_choice(row, err, errlen);
 		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
-		if (row->offset == offsetof(struct settings, loglevel))
-			zr_log_set_level((enum zr_log_level)iv);
+		apply_effect(row, iv);
 		break;
 	case SK_STRING:
 		pthread_mutex_lock(&s->lock);
