@@ -67,7 +67,8 @@ is_(config_replies(z), want, "CONFIG GET / SET / a bad value: the replies of red
 jemalloc = not os.environ.get("ZARIS_SAN")
 why = "# SKIP sanitizer build: libc malloc, no jemalloc"
 if jemalloc:
-    ok(bg_threads(z.pid) > 0, "default: jemalloc's background thread runs")
+    # waited for: the thread names itself once it runs (a flake under load)
+    ok(wait_for(lambda: bg_threads(z.pid) > 0), "default: jemalloc's background thread runs")
     with z.client() as cl:
         cl.call("CONFIG", "SET", "jemalloc-bg-thread", "no")
         ok(wait_for(lambda: bg_threads(z.pid) == 0), "CONFIG SET no: it stops")

@@ -1,6 +1,6 @@
 /* Unit tests of the journal record format (zarisd/persist/journal.c): the
  * encoder and decoder round trip, checksums, a truncated tail told apart
- * from corruption in the middle, and the offsets reported. */
+ * from corruption in the middle, the offsets reported, and jr_torn_tail. */
 #include "zarisd/persist/journal.c"
 
 #include "tests/tap.h"
@@ -21,7 +21,7 @@ static size_t make_cmd(struct jbuf *b, uint64_t seq, const char *key, const char
 
 int main(void)
 {
-	plan(22);
+	plan(28);
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");
 	is_int((long long)crc32c(crc32c(0, "1234", 4), "56789", 5), (long long)0xE3069283u,
@@ -95,6 +95,41 @@ int main(void)
 	off = offs[1];
 	is_int((long long)jr_next_frame(b.p, b.len, &off, &pl, &plen, NULL), (long long)JR_CORRUPT,
 	       "huge length: corrupt");
+	b.p[offs[1] + 3] = 0;
+	b.p[offs[2] + JR_FRAME_HEADER + 5] ^= 1; /* the "torn tail" damage above, undone */
+
+	/* jr_torn_tail: damage in the middle has a record after it */
+	b.p[offs[1] + JR_FRAME_HEADER + 5] ^= 1;
+	ok(!jr_torn_tail(b.p, b.len, offs[1], 1), "middle damage: a later record checks, not torn");
+	b.p[offs[1] + JR_FRAME_HEADER + 5] ^= 1;
+	/* what a failed writeback leaves: the last frame's header on disk, its
+	 * payload and the blocks after it zeros, the file longer than the frame */
+	struct jbuf t;
+	jbuf_init(&t);
+	jbuf_put(&t, b.p, b.len);
+	size_t full = t.len;
+	memset(t.p + offs[2] + JR_FRAME_HEADER + 2, 0, full - offs[2] - JR_FRAME_HEADER - 2);
+	jbuf_put(&t, (unsigned char[4096]){ 0 }, 4096);
+	off = offs[2];
+	is_int((long long)jr_next_frame(t.p, t.len, &off, &pl, &plen, NULL), (long long)JR_CORRUPT,
+	       "zeroed payload with zeros after it: corrupt to jr_next_frame");
+	ok(jr_torn_tail(t.p, t.len, offs[2], 2), "... and a torn tail to jr_torn_tail");
+	/* a stale copy of an applied record after the damage (an old block)
+	 * is not a later record; an unapplied one is */
+	t.len = full;
+	jbuf_put(&t, b.p + offs[1], offs[2] - offs[1]);
+	ok(jr_torn_tail(t.p, t.len, offs[2], 2), "an old record after the damage: still torn");
+	ok(!jr_torn_tail(t.p, t.len, offs[2], 1), "a record numbered after the last applied: not torn");
+	/* the scan is linear: no record in a long run of look-alike bytes */
+	t.len = full;
+	unsigned char junk4k[4096];
+	for (size_t i = 0; i < sizeof(junk4k); i++)
+		junk4k[i] = (unsigned char)(i * 2654435761u >> 13);
+	for (int i = 0; i < 256; i++)
+		jbuf_put(&t, junk4k, sizeof(junk4k));
+	ok(jr_torn_tail(t.p, t.len, offs[2], 2), "a megabyte of junk after the damage: torn");
+	jbuf_free(&t);
+
 	/* malformed payloads are refused, never overrun */
 	unsigned char junk[] = { JR_CMD, 1, 2, 3 };
 	ok(!jr_parse_cmd(junk, sizeof(junk), &rc), "short payload refused");

@@ -188,12 +188,34 @@ static int open_segment(struct aof *a, uint64_t start, bool fresh)
 	return 0;
 }
 
-static void close_segment(struct aof *a)
+/* A failed fdatasync of the open segment under policy MODE. Under
+ * appendfsync always it is fatal, as in Redis (flushAppendOnlyFile): the
+ * records it covered are written but maybe not on disk, and after a
+ * failed fsync Linux marks their pages clean and reports the error once,
+ * so no retry can tell when they are. Acknowledging them would be a lie,
+ * holding their replies forever a hang; exiting sends none of them, and
+ * the supervisor restarts the instance from what the disk holds. _exit:
+ * the workers are still running, so no exit handlers. */
+static void fsync_failed(struct aof *a, enum aof_fsync mode, int err)
+{
+	if (mode == AOF_FSYNC_ALWAYS) {
+		zr_log(ZR_LOG_WARNING,
+		       "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. "
+		       "Exiting...",
+		       strerror(err));
+		_exit(1);
+	}
+	atomic_store_explicit(&a->last_errno, err, memory_order_relaxed);
+	zr_log(ZR_LOG_WARNING, "fsync of the append-only file failed: %s", strerror(err));
+}
+
+/* Syncs and closes the open segment; MODE as in fsync_failed. */
+static void close_segment(struct aof *a, enum aof_fsync mode)
 {
 	if (a->fd < 0)
 		return;
 	if (fdatasync(a->fd) < 0)
-		atomic_store_explicit(&a->last_errno, errno, memory_order_relaxed);
+		fsync_failed(a, mode, errno);
 	close(a->fd);
 	a->fd = -1;
 }
@@ -281,13 +303,18 @@ static void write_or_keep(struct aof *a, struct backlog *b, const unsigned char 
 		jbuf_put(&b->bytes, p + done, n - done);
 }
 
-static void do_fsync(struct aof *a)
+/* fdatasync of the open segment under policy MODE (fsync_failed); false
+ * when it failed. */
+static bool do_fsync(struct aof *a, enum aof_fsync mode)
 {
 	int64_t t0 = zr_time_ms();
 	if (fdatasync(a->fd) < 0) {
-		atomic_store_explicit(&a->last_errno, errno, memory_order_relaxed);
-		zr_log(ZR_LOG_WARNING, "fsync of the append-only file failed: %s", strerror(errno));
-		return;
+		fsync_failed(a, mode, errno);
+		/* everysec tries again a second later: writes are refused
+		 * (-MISCONF) meanwhile, so there is a second fsync to wait for
+		 * and not another write's */
+		a->last_fsync_ms = zr_time_ms();
+		return false;
 	}
 	int64_t t1 = zr_time_ms();
 	if (t1 - t0 > 2000)
@@ -295,6 +322,16 @@ static void do_fsync(struct aof *a)
 	a->last_fsync_ms = t1;
 	a->unsynced = false;
 	atomic_fetch_add_explicit(&a->fsyncs, 1, memory_order_relaxed);
+	return true;
+}
+
+/* An fsync worked with nothing kept (no write error pending): under
+ * everysec and no, as Redis's aof_bio_fsync_status, writes are refused from
+ * a failed fsync to the next one that works. */
+static void sync_worked(struct aof *a)
+{
+	if (atomic_exchange_explicit(&a->last_errno, 0, memory_order_relaxed))
+		zr_log(ZR_LOG_WARNING, "AOF fsync error looks solved, zarisd can write again.");
 }
 
 static void mark_synced(struct aof *a, uint64_t seq)
@@ -336,10 +373,11 @@ static void switch_segment(struct aof *a, uint64_t start, char *new_dir)
 	open_segment(a, start, false);
 }
 
-/* Closes the open segment, opens the cut's, and lets aof_drop_before on. */
-static void do_cut(struct aof *a, uint64_t cut_seq, char *cut_dir, uint64_t cut_gen)
+/* Closes the open segment (policy MODE), opens the cut's, and lets
+ * aof_drop_before on. */
+static void do_cut(struct aof *a, enum aof_fsync mode, uint64_t cut_seq, char *cut_dir, uint64_t cut_gen)
 {
-	close_segment(a);
+	close_segment(a, mode);
 	switch_segment(a, cut_seq, cut_dir);
 	pthread_mutex_lock(&a->mu);
 	a->cut_gen_done = cut_gen;
@@ -353,8 +391,8 @@ static void records_written(struct aof *a, uint64_t seq, enum aof_fsync mode)
 	atomic_store_explicit(&a->written_seq, seq, memory_order_relaxed);
 	if (mode == AOF_FSYNC_ALWAYS ||
 	    (mode == AOF_FSYNC_EVERYSEC && zr_time_ms() - a->last_fsync_ms >= 1000)) {
-		if (a->fd >= 0)
-			do_fsync(a);
+		if (a->fd >= 0 && do_fsync(a, mode))
+			sync_worked(a);
 		mark_synced(a, seq);
 	}
 	publish(a, seq);
@@ -372,7 +410,7 @@ static bool backlog_retry(struct aof *a, struct backlog *b, enum aof_fsync mode)
 	}
 	if (b->cut) {
 		b->cut = false;
-		do_cut(a, b->cut_seq, b->cut_dir, b->cut_gen);
+		do_cut(a, mode, b->cut_seq, b->cut_dir, b->cut_gen);
 		b->cut_dir = NULL;
 		write_or_keep(a, b, b->after.p, b->after.len);
 		b->after.len = 0;
@@ -435,7 +473,8 @@ static void *writer_main(void *arg)
 				continue;
 			}
 			pthread_mutex_unlock(&a->mu);
-			do_fsync(a);
+			if (do_fsync(a, AOF_FSYNC_EVERYSEC))
+				sync_worked(a);
 			mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 			pthread_mutex_lock(&a->mu);
 			continue;
@@ -481,7 +520,7 @@ static void *writer_main(void *arg)
 				bl.cut_dir = cut_dir;
 				jbuf_put(&bl.after, out.p + cut, n - cut);
 			} else {
-				do_cut(a, cut_seq, cut_dir, cut_gen);
+				do_cut(a, mode, cut_seq, cut_dir, cut_gen);
 			}
 		} else {
 			cut = 0;
@@ -494,12 +533,13 @@ static void *writer_main(void *arg)
 			bl.seq = seq;
 		pthread_mutex_lock(&a->mu);
 	}
+	enum aof_fsync mode = a->mode;
 	pthread_mutex_unlock(&a->mu);
 	jbuf_free(&bl.bytes);
 	jbuf_free(&bl.after);
 	zr_free(bl.cut_dir);
 	if (a->fd >= 0)
-		do_fsync(a);
+		do_fsync(a, mode);
 	mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 	jbuf_free(&out);
 	return NULL;
@@ -533,7 +573,7 @@ int aof_start(struct aof *a, enum aof_fsync mode, bool fresh)
 	a->last_fsync_ms = zr_time_ms();
 	atomic_store_explicit(&a->current_size, segments_size(a, a->dir), memory_order_relaxed);
 	if (pthread_create(&a->thread, NULL, writer_main, a) != 0) {
-		close_segment(a);
+		close_segment(a, mode);
 		return -EAGAIN;
 	}
 	pthread_mutex_lock(&a->mu);
@@ -559,10 +599,11 @@ void aof_stop(struct aof *a)
 		a->commit_len = a->buf.len;
 		a->commit_seq = a->last_seq;
 	}
+	enum aof_fsync mode = a->mode;
 	pthread_cond_signal(&a->wake);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
-	close_segment(a);
+	close_segment(a, mode);
 	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 }
 

@@ -197,6 +197,28 @@ enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, 
 	return JR_OK;
 }
 
+bool jr_torn_tail(const unsigned char *buf, size_t len, size_t at, uint64_t after_seq)
+{
+	/* smallest record frame: header, kind byte, u64 seq */
+	const size_t min = JR_FRAME_HEADER + 1 + 8;
+	for (size_t o = at + 1; o < len && len - o >= min; o++) {
+		uint32_t n = get_le32(buf + o);
+		if (n < 9 || n > len - o - JR_FRAME_HEADER)
+			continue;
+		const unsigned char *pl = buf + o + JR_FRAME_HEADER;
+		/* kind and seq first (a seq at most 2^32 past AFTER_SEQ): random
+		 * bytes pass them about once in 2^40, so the checksum is almost
+		 * never computed and the scan stays linear in the tail */
+		uint64_t seq = get_le64(pl + 1);
+		if ((pl[0] != JR_CMD && pl[0] != JR_COMMIT) || seq <= after_seq ||
+		    seq - after_seq > (1ull << 32))
+			continue;
+		if (crc32c(0, pl, n) == get_le32(buf + o + 4))
+			return false;
+	}
+	return true;
+}
+
 int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic)
 {
 	if (len < JR_FILE_HEADER || memcmp(buf, magic, 8) != 0 || crc32c(0, buf, 12) != get_le32(buf + 12))

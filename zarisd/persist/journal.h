@@ -97,6 +97,14 @@ enum jr_status {
  * WHY (when not NULL) gets a short reason. */
 enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, const unsigned char **payload,
 			     size_t *plen, const char **why);
+/* Whether the damage at AT (a frame jr_next_frame did not accept) is a
+ * torn tail rather than corruption: no record frame (JR_CMD or JR_COMMIT)
+ * numbered above AFTER_SEQ that checks starts anywhere after AT. What an
+ * interrupted or failed writeback leaves at the end of a log — a frame
+ * whose header reached the disk and whose payload did not, blocks of
+ * zeros, stale blocks — has no later record; damage in the middle of a
+ * log has the records after it. Linear in LEN - AT. */
+bool jr_torn_tail(const unsigned char *buf, size_t len, size_t at, uint64_t after_seq);
 /* Checks the file header; 0, or -EINVAL (bad magic/checksum) or -EPROTO
  * (a format version this build cannot read). */
 int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic);

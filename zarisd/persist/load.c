@@ -29,6 +29,9 @@
 #include "zarisd/persist/journal.h"
 #include "zarisd/store/store.h"
 
+/* The reason given for damage that jr_torn_tail calls a torn tail. */
+#define TORN_TAIL "a damaged frame that no record follows (a torn write)"
+
 /* --- mapped files ------------------------------------------------------------ */
 
 struct mapped {
@@ -483,6 +486,10 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 			enum jr_status st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
 			if (st == JR_EOF)
 				break;
+			if (st == JR_CORRUPT && last && jr_torn_tail(m.p, m.len, at, expect - 1)) {
+				st = JR_TRUNCATED;
+				why = TORN_TAIL;
+			}
 			if (st == JR_TRUNCATED && last && trim) {
 				size_t cut = nopen && nheld ? held[0].at : at;
 				zr_log(ZR_LOG_WARNING,
@@ -652,6 +659,10 @@ static int check_file(const char *path, bool fix, bool *cut)
 		const unsigned char *pl;
 		size_t plen;
 		st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
+		if (st == JR_CORRUPT && jnl && jr_torn_tail(m.p, m.len, off, 0)) {
+			st = JR_TRUNCATED;
+			why = TORN_TAIL;
+		}
 		if (st != JR_OK)
 			break;
 		frames++;
