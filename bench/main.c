@@ -402,12 +402,14 @@ int main(int argc, char **argv)
 			.cores = a.cores,
 		};
 
-		rc = serve_run(&so);
+		rc = serve_run(&so, err, sizeof(err));
 		if (rc == -EINTR)
 			return 0; /* stopped by a signal, as intended */
-		fprintf(stderr, "zaris-bench: serve: %s\n",
-			rc == -ENOSYS ? "the zarisd backend is not available" : strerror(-rc));
-		return 1;
+		fprintf(stderr, "zaris-bench --serve: %s\n",
+			err[0]		? err
+			: rc == -ENOSYS ? "the zarisd backend is not available"
+					: strerror(-rc));
+		return rc == -EINVAL ? 2 : 1;
 	}
 	mix = malloc(sizeof(*mix));
 	if (!mix)

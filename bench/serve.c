@@ -17,13 +17,14 @@ int serve_parse_backend(const char *name)
 	return -EINVAL;
 }
 
-int serve_run(const struct serve_opts *o)
+int serve_run(const struct serve_opts *o, char *err, size_t errlen)
 {
 	int rc;
 
+	err[0] = '\0';
 	if (o->backend == SERVE_STANDIN)
 		return serve_standin_run(o);
-	rc = serve_zarisd_run(o);
+	rc = serve_zarisd_run(o, err, errlen);
 	if (rc == -ENOSYS && o->backend == SERVE_AUTO && !o->cores) {
 		fprintf(stderr, "zaris-bench: serve: zarisd loop not wired yet, using the stand-in\n");
 		return serve_standin_run(o);

@@ -39,12 +39,14 @@ struct serve_opts {
 /* Parses "auto", "zarisd", "standin"; -EINVAL otherwise. */
 int serve_parse_backend(const char *name);
 
-/* Serves until the process is stopped. Returns -errno: a failure, or
- * -EINTR when a signal ended the serving. */
-int serve_run(const struct serve_opts *o);
+/* Serves until the process is stopped. Returns -EINTR when a signal ended
+ * the serving, else -errno of a failure (-EINVAL: a bad option value),
+ * which ERR (ERRLEN bytes) describes when there is more to say than the
+ * errno's text; else ERR is "". Prints nothing about it. */
+int serve_run(const struct serve_opts *o, char *err, size_t errlen);
 
-/* The zarisd-loop backend (serve_zarisd.c). */
-int serve_zarisd_run(const struct serve_opts *o);
+/* The zarisd-loop backend (serve_zarisd.c); ERR as serve_run. */
+int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen);
 /* The stand-in backend (serve_standin.c). */
 int serve_standin_run(const struct serve_opts *o);
 

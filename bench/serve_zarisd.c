@@ -54,19 +54,18 @@ static void floor_on_ready(void *arg)
 	fflush(stdout);
 }
 
-int serve_zarisd_run(const struct serve_opts *o)
+int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen)
 {
 	zr_mem_thread_slot(0);
 	zr_hash_init();
 	command_table_init();
 	struct settings cfg;
 	settings_init(&cfg);
-	char err[256], port[16];
+	char port[16];
 	snprintf(port, sizeof(port), "%d", o->port);
-	if (settings_set(&cfg, "port", port, true, err, sizeof(err)) < 0 ||
-	    settings_set(&cfg, "bind", o->bind, true, err, sizeof(err)) < 0 ||
-	    (o->cores && settings_set(&cfg, "cores", o->cores, true, err, sizeof(err)) < 0)) {
-		fprintf(stderr, "zaris-bench --serve: %s\n", err);
+	if (settings_set(&cfg, "port", port, true, err, errlen) < 0 ||
+	    settings_set(&cfg, "bind", o->bind, true, err, errlen) < 0 ||
+	    (o->cores && settings_set(&cfg, "cores", o->cores, true, err, errlen) < 0)) {
 		settings_free(&cfg);
 		return -EINVAL;
 	}

@@ -121,7 +121,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="zb-test-")
     redis = floor = None
     try:
-        print("1..35", flush=True)
+        print("1..36", flush=True)
         # bench/compare parses its options (its --help once crashed on a '%')
         h = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "bench", "compare"), "--help"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
@@ -245,6 +245,13 @@ def main():
             p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
             ok(p.returncode == 2 and "--cores needs --serve with the zarisd backend" in p.stderr,
                "--cores %s is refused" % what) or diag(p.stderr)
+        # a bad CPU list: one line naming it, as any bad option value
+        # (it was said twice, the second time as a bare strerror)
+        p = subprocess.run([BENCH, "--serve", "-p", str(fport), "--cores", "x"], capture_output=True,
+                           text=True, timeout=30)
+        ok(p.returncode == 2 and p.stderr.splitlines() ==
+           ["zaris-bench --serve: argument must be a CPU list like 0-3 or 1,3 for 'cores'"],
+           "--serve --cores x: refused in one line") or diag(p.stderr)
     finally:
         stop(floor)
         stop(redis)
