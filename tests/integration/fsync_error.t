@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-# fsync_error.t — appendfsync always when fsync fails: the write it covered
-# is never acknowledged, the server exits as redis-server does, and a
-# restart comes back with every acknowledged write.
+# fsync_error.t — when fsync fails. Under appendfsync always the write it
+# covered is never acknowledged and the server exits as redis-server does;
+# a restart on the same mount has every acknowledged write, and one on
+# what reached the disk trims the torn tail the failure left and starts.
 #
 # The data directory is an ext4 filesystem on a loop device whose backing
 # file lies on a small tmpfs, all in a mount namespace of the test's own (a
