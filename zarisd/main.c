@@ -330,6 +330,7 @@ int main(int argc, char **argv)
 	if (!srv.store) {
 		fprintf(stderr, "zarisd: cannot create the keyspace (databases %d, shard-bits %d)\n",
 			cfg.databases, cfg.shard_bits);
+		settings_free(&cfg);
 		return 1;
 	}
 	server_settings_changed(&srv);
@@ -345,16 +346,18 @@ int main(int argc, char **argv)
 	atomic_store(&srv.lastsave, (int64_t)time(NULL));
 	for (int i = 0; i < 40; i++)
 		srv.run_id[i] = "0123456789abcdef"[zr_hash(&i, sizeof(i)) & 15];
-	/* persistence: load the snapshot and the log tail, start the log */
-	if (persist_init(&srv) < 0)
-		return 1;
-	struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
-	int rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
-	if (cfg.pidfile[0])
-		unlink(cfg.pidfile);
-	persist_shutdown(&srv); /* the final save (unless SHUTDOWN NOSAVE), log flushed */
-	if (rc == 0)
-		zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
+	/* persistence: load the snapshot and the log tail, start the log; a
+	 * failure (logged there) ends the start with everything freed */
+	int rc = persist_init(&srv);
+	if (rc == 0) {
+		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
+		rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
+		if (cfg.pidfile[0])
+			unlink(cfg.pidfile);
+		persist_shutdown(&srv); /* the final save (unless SHUTDOWN NOSAVE), log flushed */
+		if (rc == 0)
+			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
+	}
 	mailbox_destroy(srv.mailbox);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);
