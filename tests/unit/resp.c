@@ -263,6 +263,9 @@ static const struct {
 	{ S("*1\r\n\nx\r\n"), E_DOLLAR(" ") },
 	{ S("*1\r\n*1\r\n"), E_DOLLAR("*") },
 	{ S("*2\r\n$4\r\nECHO\r\n:1\r\n"), E_DOLLAR(":") },
+	/* a NUL read as a space: the text is a C string (it lost its closing
+	 * quote); redis-server never gets here, it waits at the NUL */
+	{ S("*1\r\n\0x\r\n"), E_DOLLAR(" ") },
 	{ S("*1\r\n$\r\n"), E_BULK },
 	{ S("*1\r\n$-1\r\n"), E_BULK },
 	{ S("*1\r\n$abc\r\n"), E_BULK },

@@ -139,8 +139,10 @@ static enum resp_result resp_parse_count(struct resp_parser *p, char *buf, size_
 static enum resp_result resp_bad_prefix(struct resp_parser *p, char got)
 {
 	/* Redis formats the byte with %c and then maps \r and \n in error
-	 * texts to spaces. */
-	if (got == '\r' || got == '\n')
+	 * texts to spaces. A NUL too: it would end our C-string text early
+	 * (redis-server never gets here with one: it stops at the NUL when it
+	 * looks for the line's \r, and waits). */
+	if (got == '\r' || got == '\n' || got == '\0')
 		got = ' ';
 	snprintf(p->errbuf, sizeof(p->errbuf), "Protocol error: expected '$', got '%c'", got);
 	return resp_fail(p, p->errbuf);
