@@ -270,8 +270,8 @@ def damage_tests():
     p = subprocess.run([zarisd_path(), "--port", str(free_port()), "--dir", d, "--appendonly", "yes",
                         "--aof-load-truncated", "no"], capture_output=True, timeout=20)
     out = p.stdout.decode() + p.stderr.decode()
-    ok(p.returncode != 0 and "offset" in out and seg.split("/")[-1] in out,
-       "aof-load-truncated no: refuses to start, names file and offset")
+    ok(p.returncode != 0 and "offset" in out and seg.split("/")[-1] in out and "truncated: " in out,
+       "aof-load-truncated no: refuses to start, names file and offset, says truncated")
 
     # corruption in the middle: clear error, never a partial load
     with open(seg, "r+b") as f:

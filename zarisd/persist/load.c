@@ -509,7 +509,7 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 					err, errlen, -EINVAL,
 					"Bad file format reading the append only file %s at offset %zu: %s%s; "
 					"use zarisd --check-data to inspect and --fix to repair",
-					path, at, st == JR_TRUNCATED ? "truncated " : "", why);
+					path, at, st == JR_TRUNCATED ? "truncated: " : "", why);
 				break;
 			}
 			struct jreader rd = { pl, pl + plen };
