@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # command_fuzz.t — random commands with awkward arguments, each sent to
-# redis-server and then to zarisd: the raw replies must be the same, byte
-# for byte. compare.t has the fixed cases; this is its random twin, for the
+# redis-server and then to zarisd, each on a RESP2 or a RESP3 connection
+# (HELLO 3) at random: the raw replies must be the same, byte for byte. compare.t has the fixed cases; this is its random twin, for the
 # argument parsing and edge values nobody thought to write down.
 #
 # About 90 commands over strings, lists, hashes, sorted sets, sets,
@@ -80,7 +80,11 @@ plan(3)
 note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
 redis = start_redis()
 zaris = start_zarisd(threads=2)
-rc, zc = redis.client(), zaris.client()
+# a RESP2 and a RESP3 connection to each; every command goes to one pair
+pairs = [(redis.client(), zaris.client()), (redis.client(), zaris.client())]
+for c in pairs[1]:
+    c.call("HELLO", "3")
+rc, zc = pairs[0]
 arity = {n: rc.call("COMMAND", "INFO", n).py()[0][1] for n in NAMES}
 diffs, errors = [], 0
 for i in range(COMMANDS):
@@ -90,11 +94,12 @@ for i in range(COMMANDS):
     if rng.random() < 0.1:
         n = rng.randrange(7)
     args = [name] + [key_for(rng, name) if j == 0 else argument(rng, name) for j in range(n)]
-    want = rc.call(*args).raw
-    got = zc.call(*args).raw
+    proto = rng.randrange(2)
+    want = pairs[proto][0].call(*args).raw
+    got = pairs[proto][1].call(*args).raw
     errors += want.startswith(b"-")
     if got != want:
-        diffs.append((args, want[:300], got[:300]))
+        diffs.append((["RESP%d" % (proto + 2)] + args, want[:300], got[:300]))
         # start again from empty keyspaces, so one difference is not many
         rc.call("FLUSHALL")
         zc.call("FLUSHALL")
@@ -104,6 +109,7 @@ is_(len(diffs), 0, "%d random commands: zarisd's replies are redis-server's" % C
 ok(COMMANDS // 5 < errors < COMMANDS * 4 // 5,
    "the sweep had both errors (%d) and replies that are not errors" % errors)
 is_(zc.call("DBSIZE").raw, rc.call("DBSIZE").raw, "the keyspaces end the same size")
-rc.close()
-zc.close()
+for pair in pairs:
+    for c in pair:
+        c.close()
 sys.exit(done_testing())
