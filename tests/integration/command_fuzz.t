@@ -12,9 +12,11 @@
 # "0x10", padded numbers, option words (NX XX GT LT CH INCR GET WITHSCORES
 # LIMIT BYSCORE BYLEX REV COUNT LEFT RIGHT ...) and range syntax ("(1",
 # "[a", "-", "+"). Left out: replies whose order or value Redis leaves open
-# (SMEMBERS, SPOP, HGETALL of a large hash, RANDOMKEY ...), and anything
-# that sets a relative TTL — a key expiring between the two servers' calls
-# would make them differ for no fault of either. Seeded: the seed is
+# (SMEMBERS, SUNION ..., SPOP, RANDOMKEY, and HGETALL/HKEYS/HVALS/HSCAN and
+# ZSCAN, whose order is Redis's hashtable order once a value grows past 64
+# bytes, as HINCRBYFLOAT's results do), and anything that sets a relative
+# TTL — a key expiring between the two servers' calls would make them differ
+# for no fault of either. Seeded: the seed is
 # printed, ZARIS_SEED repeats a run.
 
 import os
@@ -44,7 +46,9 @@ NAMES = ["SET", "GET", "GETDEL", "SETNX", "MSET", "MSETNX", "MGET", "APPEND", "S
          "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZRANGESTORE", "ZMPOP", "ZINTERCARD",
          "SADD", "SREM", "SCARD", "SISMEMBER", "SMISMEMBER", "SINTERCARD", "SMOVE",
          "DEL", "EXISTS", "TYPE", "RENAME", "RENAMENX", "COPY", "PERSIST", "TOUCH", "UNLINK", "TTL",
-         "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP", "PFADD", "PFCOUNT", "ECHO", "DBSIZE"]
+         "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "PFADD",
+         "PFCOUNT", "ECHO", "DBSIZE", "ZUNION", "ZINTER", "ZDIFF", "ZREVRANGE", "GETEX", "SUBSTR",
+         "EXPIRETIME", "PEXPIRETIME", "PTTL"]
 
 
 def key_for(rng, name):
