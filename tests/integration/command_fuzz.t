@@ -20,7 +20,6 @@
 # printed, ZARIS_SEED repeats a run.
 
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -78,10 +77,8 @@ def argument(rng, name):
     return rng.choice(WORDS)
 
 
-seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
-rng = random.Random(seed)
 plan(3)
-note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
+rng = seeded_rng()
 redis = start_redis()
 zaris = start_zarisd(threads=2)
 # a RESP2 and a RESP3 connection to each; every command goes to one pair

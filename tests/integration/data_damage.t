@@ -23,7 +23,6 @@
 # without freeing anything, which LeakSanitizer reports (make asan).
 
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -149,10 +148,8 @@ def is_prefix(keys):
         keys[i] == b"$%d\r\n%s\r\n" % (len(value(i)), value(i).encode()) for i in range(n))
 
 
-seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
-rng = random.Random(seed)
 plan(10)
-note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
+rng = seeded_rng()
 
 base = tempfile.mkdtemp(prefix="zaris-damage-")
 seg, nsegs = make_log(base)

@@ -26,7 +26,6 @@
 # difference is kept on purpose, and this test does not check it.
 
 import os
-import random
 import re
 import socket
 import sys
@@ -128,10 +127,8 @@ def run(port, pieces, token):
         s.close()
 
 
-seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
-rng = random.Random(seed)
 plan(3)
-note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
+rng = seeded_rng()
 redis = start_redis()
 zaris = start_zarisd(threads=2)
 diffs, closes = [], 0
@@ -141,7 +138,7 @@ for n in range(CASES):
         if len(data) > 1 else []
     bounds = [0] + cuts + [len(data)]
     pieces = [data[a:b] for a, b in zip(bounds, bounds[1:])]
-    token = b"end-%d-%d" % (seed, n)
+    token = b"end-%d-%d" % (rng.randrange(1 << 30), n)
     want = run(redis.port, pieces, token)
     got = run(zaris.port, pieces, token)
     closes += want[1]

@@ -27,6 +27,7 @@ Usage:
 
 import atexit
 import os
+import random
 import re
 import select
 import shutil
@@ -41,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios",
-    "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out",
+    "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -115,6 +116,14 @@ def diag(msg):
 
 def note(msg):
     _comment("", msg)
+
+
+def seeded_rng():
+    """A random.Random for a seeded sweep: the seed is $ZARIS_SEED, or a
+    fresh one; printed as a TAP note so that a failing run can be repeated."""
+    seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
+    note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
+    return random.Random(seed)
 
 
 def ok(cond, name=""):
