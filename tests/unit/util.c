@@ -1,5 +1,6 @@
 /* core/util: Redis-exact number parsing and formatting, glob matching,
  * memory sizes. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -86,7 +87,14 @@ int main(void)
 	ok(zr_parse_memory("1gb", &m) && m == 1ULL << 30, "1gb");
 	ok(zr_parse_memory("1k", &m) && m == 1000, "1k is 1000 (Redis)");
 	ok(zr_parse_memory("100", &m) && m == 100, "bare bytes");
-	ok(!zr_parse_memory("12xb", &m) && !zr_parse_memory("mb", &m), "bad units rejected");
+	ok(!zr_parse_memory("12xb", &m) && !zr_parse_memory("-1", &m) && !zr_parse_memory(" 1", &m) &&
+		   !zr_parse_memory("1.5mb", &m) && !zr_parse_memory("0x10", &m),
+	   "bad units, signs, spaces, fractions rejected");
+	/* Redis 7.0's memtoull lets these through; CONFIG SET answers alike */
+	ok(zr_parse_memory("mb", &m) && m == 0 && zr_parse_memory("", &m) && m == 0, "no digits: 0");
+	ok(zr_parse_memory("99999999999999999999", &m) && m == ULLONG_MAX &&
+		   zr_parse_memory("18446744073709551615gb", &m) && m == ULLONG_MAX,
+	   "past 2^64 - 1: saturated, for the caller's range check");
 
 	/* the command clock (TSC-scaled where invariant): it keeps pace with
 	 * CLOCK_MONOTONIC, never goes back on one thread, and gives the wall

@@ -50,7 +50,9 @@ struct setting {
 	const char *help;
 };
 
+/* indexed by enum aof_fsync */
 static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
+static const char *const appendfsync_names_redis_order[] = { "everysec", "always", "no", NULL };
 static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
 static void show_save(struct settings *s, char *buf, size_t size);
 static const char *const io_backend_names[] = { "auto", "uring", "epoll", NULL };
@@ -73,6 +75,8 @@ static void show_obuf(struct settings *s, char *buf, size_t size);
 static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
 			size_t errlen);
 static void show_notify(struct settings *s, char *buf, size_t size);
+static int parse_hz(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
+static void show_hz(struct settings *s, char *buf, size_t size);
 
 #define OFF(field) offsetof(struct settings, field)
 static const struct setting setting_rows[] = {
@@ -105,8 +109,8 @@ static const struct setting setting_rows[] = {
 	  "memory limit (0 = none), e.g. 64mb" },
 	{ "maxmemory-policy", SK_ENUM, OFF(maxmemory_policy), 0, 0, 0, policy_names, NULL, NULL,
 	  "eviction policy" },
-	{ "maxmemory-samples", SK_INT, OFF(maxmemory_samples), 0, 1, 64, NULL, NULL, NULL,
-	  "keys sampled per eviction" },
+	{ "maxmemory-samples", SK_INT, OFF(maxmemory_samples), 0, 1, INT_MAX, NULL, NULL, NULL,
+	  "keys sampled per eviction (at most 64 are used)" },
 	{ "proto-max-bulk-len", SK_MEMORY, OFF(proto_max_bulk_len), 0, 1024 * 1024, LLONG_MAX, NULL, NULL,
 	  NULL, "largest bulk string accepted" },
 	{ "client-query-buffer-limit", SK_MEMORY, OFF(client_query_buffer_limit), 0, 1024 * 1024, LLONG_MAX,
@@ -122,7 +126,8 @@ static const struct setting setting_rows[] = {
 	  "refuse non-loopback clients without a password" },
 	{ "jemalloc-bg-thread", SK_BOOL, OFF(jemalloc_bg_thread), 0, 0, 1, NULL, NULL, NULL,
 	  "jemalloc returns freed pages to the system from a background thread" },
-	{ "hz", SK_INT, OFF(hz), 0, 1, 500, NULL, NULL, NULL, "timer frequency of background tasks" },
+	{ "hz", SK_SPECIAL, 0, 0, 0, INT_MAX, NULL, parse_hz, show_hz,
+	  "timer frequency of background tasks (1 to 500)" },
 	{ "lfu-log-factor", SK_INT, OFF(lfu_log_factor), 0, 0, INT_MAX, NULL, NULL, NULL,
 	  "LFU counter logarithm factor" },
 	{ "lfu-decay-time", SK_INT, OFF(lfu_decay_time), 0, 0, INT_MAX, NULL, NULL, NULL,
@@ -145,11 +150,11 @@ static const struct setting setting_rows[] = {
 	/* --- hashes and sets (cmd_hash.c, cmd_set.c); Redis 7.0's defaults --- */
 	{ "hash-max-listpack-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
 	  NULL, "most fields of a listpack-encoded hash" },
-	{ "hash-max-listpack-value", SK_LL, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "longest field or value of a listpack-encoded hash" },
+	{ "hash-max-listpack-value", SK_MEMORY, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL,
+	  NULL, "longest field or value of a listpack-encoded hash" },
 	{ "hash-max-ziplist-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
 	  "alias of hash-max-listpack-entries" },
-	{ "hash-max-ziplist-value", SK_LL, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	{ "hash-max-ziplist-value", SK_MEMORY, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
 	  "alias of hash-max-listpack-value" },
 	{ "set-max-intset-entries", SK_LL, OFF(set_max_intset_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
 	  "most members of an intset-encoded set" },
@@ -159,11 +164,11 @@ static const struct setting setting_rows[] = {
 	/* --- sorted sets (cmd_zset.c); Redis 7.0's defaults and alias names --- */
 	{ "zset-max-listpack-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
 	  NULL, "most members of a listpack-encoded sorted set" },
-	{ "zset-max-listpack-value", SK_LL, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "longest member of a listpack-encoded sorted set" },
+	{ "zset-max-listpack-value", SK_MEMORY, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL,
+	  NULL, "longest member of a listpack-encoded sorted set" },
 	{ "zset-max-ziplist-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
 	  "alias of zset-max-listpack-entries" },
-	{ "zset-max-ziplist-value", SK_LL, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
+	{ "zset-max-ziplist-value", SK_MEMORY, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
 	  "alias of zset-max-listpack-value" },
 	/* --- lists (cmd_list.c); Redis 7.0's default and alias name --- */
 	{ "list-max-listpack-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
@@ -405,6 +410,45 @@ static void show_obuf(struct settings *s, char *buf, size_t size)
 }
 
 /* pub/sub: notify-keyspace-events is kept as flags (notify.h) */
+/* Redis's texts for a value that is not an integer, and for one outside
+ * ROW's range; both return -EINVAL. */
+static int bad_integer(const struct setting *row, char *err, size_t errlen)
+{
+	snprintf(
+		err, errlen,
+		"CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer",
+		row->name);
+	return -EINVAL;
+}
+
+static int out_of_range(const struct setting *row, char *err, size_t errlen)
+{
+	snprintf(
+		err, errlen,
+		"CONFIG SET failed (possibly related to argument '%s') - argument must be between %lld and %lld inclusive",
+		row->name, row->min, row->max);
+	return -EINVAL;
+}
+
+/* Redis's hz: any value from 0 to INT_MAX is taken and then held to 1..500
+ * (its updateHZ), which is what CONFIG GET shows. */
+static int parse_hz(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+{
+	long long ll;
+	if (!zr_str_to_ll(v, strlen(v), &ll))
+		return bad_integer(row, err, errlen);
+	if (ll < row->min || ll > row->max)
+		return out_of_range(row, err, errlen);
+	int hz = ll < 1 ? 1 : ll > 500 ? 500 : (int)ll;
+	atomic_store_explicit(&s->hz, hz, memory_order_relaxed);
+	return 0;
+}
+
+static void show_hz(struct settings *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "%d", atomic_load_explicit(&s->hz, memory_order_relaxed));
+}
+
 static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
 			size_t errlen)
 {
@@ -484,8 +528,10 @@ static int bad_choice(const struct setting *row, char *err, size_t errlen)
 		err, errlen,
 		"CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: ",
 		row->name);
-	/* Redis lists the policies in its own enum order, not ours */
-	const char *const *shown = row->names == policy_names ? policy_names_redis_order : row->names;
+	/* Redis lists some choices in its own enum order, not ours */
+	const char *const *shown = row->names == policy_names	     ? policy_names_redis_order
+				   : row->names == appendfsync_names ? appendfsync_names_redis_order
+								     : row->names;
 	for (int i = 0; shown[i]; i++) {
 		size_t used = strlen(err);
 		snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", shown[i]);
@@ -549,13 +595,8 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		} else if (!zr_str_to_ll(value, strlen(value), &ll)) {
 			goto bad_value;
 		}
-		if (ll < row->min || ll > row->max) {
-			snprintf(
-				err, errlen,
-				"CONFIG SET failed (possibly related to argument '%s') - argument must be between %lld and %lld inclusive",
-				row->name, row->min, row->max);
-			return -EINVAL;
-		}
+		if (ll < row->min || ll > row->max)
+			return out_of_range(row, err, errlen);
 		if (row->kind == SK_INT)
 			atomic_store_explicit((_Atomic int *)field(s, row), (int)ll, memory_order_relaxed);
 		else if (row->kind == SK_LL)
@@ -564,20 +605,15 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 			*(int *)field(s, row) = (int)ll;
 		break;
 	case SK_MEMORY:
-		if (!zr_parse_memory(value, &ull) || ull > (unsigned long long)row->max) {
+		if (!zr_parse_memory(value, &ull)) {
 			snprintf(
 				err, errlen,
 				"CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value",
 				row->name);
 			return -EINVAL;
 		}
-		if ((long long)ull < row->min) {
-			snprintf(
-				err, errlen,
-				"CONFIG SET failed (possibly related to argument '%s') - argument must be between %lld and %lld inclusive",
-				row->name, row->min, row->max);
-			return -EINVAL;
-		}
+		if (ull > (unsigned long long)row->max || (long long)ull < row->min)
+			return out_of_range(row, err, errlen);
 		atomic_store_explicit((_Atomic long long *)field(s, row), (long long)ull,
 				      memory_order_relaxed);
 		break;
@@ -610,11 +646,7 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 	}
 	return 0;
 bad_value:
-	snprintf(
-		err, errlen,
-		"CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer",
-		row->name);
-	return -EINVAL;
+	return bad_integer(row, err, errlen);
 }
 
 static void setting_show(struct settings *s, const struct setting *row, char *buf, size_t size)

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -411,12 +412,12 @@ bool zr_eq_nocase(const char *s, size_t len, const char *lit)
 
 bool zr_parse_memory(const char *s, unsigned long long *out)
 {
-	size_t len = strlen(s);
+	/* Redis 7.0's memtoull, including what it lets through: no digits
+	 * ("", "mb") is 0, and a number past 2^64 - 1 saturates (strtoull),
+	 * so that the caller's range check answers it */
 	size_t digits = 0;
-	while (digits < len && isdigit((unsigned char)s[digits]))
+	while (isdigit((unsigned char)s[digits]))
 		digits++;
-	if (digits == 0)
-		return false;
 	const char *unit = s + digits;
 	unsigned long long mul;
 	if (!*unit || !strcasecmp(unit, "b"))
@@ -434,14 +435,18 @@ bool zr_parse_memory(const char *s, unsigned long long *out)
 	else if (!strcasecmp(unit, "gb"))
 		mul = 1024ULL * 1024 * 1024;
 	else
-		return false;
-	unsigned long long v;
-	if (!zr_str_to_ull(s, digits, &v) && !(digits > 1 && s[0] == '0'))
-		return false;
-	if (digits > 1 && s[0] == '0')
-		v = strtoull(s, NULL, 10);
-	if (mul && v > UINT64_MAX / mul)
-		return false;
-	*out = v * mul;
+		return false; /* a sign, a space, a point, another unit */
+	if (digits >= 128)
+		return false; /* Redis copies the digits into a 128-byte buffer */
+	unsigned long long v = 0;
+	for (size_t i = 0; i < digits; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (ULLONG_MAX - d) / 10) {
+			v = ULLONG_MAX;
+			break;
+		}
+		v = v * 10 + d;
+	}
+	*out = v > ULLONG_MAX / mul ? ULLONG_MAX : v * mul;
 	return true;
 }

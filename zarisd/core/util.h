@@ -72,8 +72,11 @@ uint64_t zr_hash(const void *key, size_t len);
 /* Case-insensitive comparison of a counted string with a C string. */
 bool zr_eq_nocase(const char *s, size_t len, const char *lit);
 
-/* Parses sizes as Redis's memtoll: "100", "1k" (1000), "1kb" (1024), "mb",
- * "gb", case-insensitive. true on success. */
+/* Parses sizes as Redis 7.0's memtoull: digits, then nothing, "b", "k"
+ * (1000), "kb" (1024), "m", "mb", "g" or "gb", case-insensitive. As there,
+ * no digits at all is 0 ("", "mb") and a value past 2^64 - 1 saturates to
+ * ULLONG_MAX (for the caller's range check). false for anything else
+ * (a sign, spaces, a fraction, another unit). */
 bool zr_parse_memory(const char *s, unsigned long long *out);
 
 #endif
