@@ -64,7 +64,11 @@ int main(void)
 	is_str(buf, "-9223372036854775808", "ll_to_str of the minimum");
 
 	ok(zr_glob_match("h?llo", 5, "hello", 5, false), "glob ?");
-	ok(zr_glob_match("h*o", 3, "hello", 5, false) && zr_glob_match("*", 1, "", 0, false), "glob *");
+	ok(zr_glob_match("h*o", 3, "hello", 5, false) && zr_glob_match("a*", 2, "a", 1, false), "glob *");
+	/* Redis's stringmatchlen: "" matches only "" */
+	ok(!zr_glob_match("*", 1, "", 0, false) && !zr_glob_match("**", 2, "", 0, false) &&
+		   zr_glob_match("", 0, "", 0, false),
+	   "glob: the empty string matches only the empty pattern (Redis)");
 	ok(zr_glob_match("h[ae]llo", 8, "hallo", 5, false) &&
 		   !zr_glob_match("h[ae]llo", 8, "hillo", 5, false),
 	   "glob [ae]");

@@ -250,11 +250,9 @@ static bool glob_match_rec(const char *p, size_t plen, const char *s, size_t sle
 			break;
 		}
 	}
-	if (slen == 0) /* an empty string, or all consumed: trailing stars match nothing */
-		while (plen && p[0] == '*') {
-			p++;
-			plen--;
-		}
+	/* Redis's stringmatchlen: an empty string matches only an empty
+	 * pattern, not even "*" (KEYS and SCAN shortcut a lone "*" before
+	 * matching, PSUBSCRIBE and PUBSUB CHANNELS do not) */
 	return plen == 0 && slen == 0;
 }
 
