@@ -2,6 +2,7 @@
 # command_fuzz.t — random commands with awkward arguments, each sent to
 # redis-server and then to zarisd, each on a RESP2 or a RESP3 connection
 # (HELLO 3) at random: the raw replies must be the same, byte for byte.
+# One time in twenty the command is a transaction of one to five of them.
 # compare.t has the fixed cases; this is its random twin, for the argument
 # parsing and edge values nobody thought to write down.
 #
@@ -33,21 +34,43 @@ for c in pairs[1]:
     c.call("HELLO", "3")
 rc, zc = pairs[0]
 arity = arities(rc)
-diffs, errors = [], 0
+
+
+def transaction(rng):
+    """MULTI, one to five commands, then EXEC (or DISCARD); one time in five
+    a stray MULTI, WATCH, EXEC or DISCARD somewhere in between."""
+    seq = [["MULTI"]] + [random_command(rng, arity) for _ in range(rng.randrange(1, 6))]
+    seq.append([rng.choice(["EXEC", "EXEC", "EXEC", "DISCARD"])])
+    if rng.random() < 0.2:
+        seq.insert(rng.randrange(1, len(seq)), [rng.choice(["MULTI", "WATCH", "EXEC", "DISCARD"]), "k1"][
+            :rng.randrange(1, 3)])
+    return seq
+
+
+diffs, errors, transactions = [], 0, 0
 for i in range(COMMANDS):
-    args = random_command(rng, arity)
+    # one time in twenty a transaction (queued commands, EXECABORT, errors
+    # inside EXEC's reply), else one command
+    seq = transaction(rng) if rng.random() < 0.05 else [random_command(rng, arity)]
+    transactions += len(seq) > 1
     proto = rng.randrange(2)
-    want = pairs[proto][0].call(*args).raw
-    got = pairs[proto][1].call(*args).raw
-    errors += want.startswith(b"-")
+    r, z = pairs[proto]
+    want = [r.call(*args).raw for args in seq]
+    got = [z.call(*args).raw for args in seq]
+    if len(seq) > 1:  # leave no transaction open
+        r.call("DISCARD")
+        z.call("DISCARD")
+    errors += sum(w.startswith(b"-") for w in want)
     if got != want:
-        diffs.append((["RESP%d" % (proto + 2)] + args, want[:300], got[:300]))
+        bad = [k for k in range(len(seq)) if got[k] != want[k]][0]
+        diffs.append((["RESP%d" % (proto + 2)] + seq[bad], want[bad][:300], got[bad][:300]))
         # start again from empty keyspaces, so one difference is not many
         rc.call("FLUSHALL")
         zc.call("FLUSHALL")
 for args, want, got in diffs[:5]:
     diag("%r\n# redis-server: %r\n# zarisd:       %r" % (args, want, got))
-is_(len(diffs), 0, "%d random commands: zarisd's replies are redis-server's" % COMMANDS)
+is_(len(diffs), 0, "%d random commands (%d of them transactions): zarisd's replies are "
+    "redis-server's" % (COMMANDS, transactions))
 ok(COMMANDS // 5 < errors < COMMANDS * 4 // 5,
    "the sweep had both errors (%d) and replies that are not errors" % errors)
 is_(zc.call("DBSIZE").raw, rc.call("DBSIZE").raw, "the keyspaces end the same size")
