@@ -2,7 +2,8 @@
 # command_fuzz.t — random commands with awkward arguments, each sent to
 # redis-server and then to zarisd, each on a RESP2 or a RESP3 connection
 # (HELLO 3) at random: the raw replies must be the same, byte for byte.
-# One time in twenty the command is a transaction of one to five of them.
+# One time in twenty the command is a transaction of one to five of them;
+# one in ten a listing (SMEMBERS, SUNION, HGETALL ...), compared sorted.
 # compare.t has the fixed cases; this is its random twin, for the argument
 # parsing and edge values nobody thought to write down.
 #
@@ -20,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
-from cmdgen import arities, random_command  # noqa: E402
+from cmdgen import UNORDERED, arities, random_command, unordered_form  # noqa: E402
 
 COMMANDS = 20000
 
@@ -50,20 +51,28 @@ def transaction(rng):
 diffs, errors, transactions = [], 0, 0
 for i in range(COMMANDS):
     # one time in twenty a transaction (queued commands, EXECABORT, errors
-    # inside EXEC's reply), else one command
-    seq = transaction(rng) if rng.random() < 0.05 else [random_command(rng, arity)]
+    # inside EXEC's reply), one in ten a listing compared in sorted form,
+    # else one command
+    u = rng.random()
+    if u < 0.05:
+        seq = transaction(rng)
+    elif u < 0.15:
+        seq = [random_command(rng, arity, UNORDERED)]
+    else:
+        seq = [random_command(rng, arity)]
     transactions += len(seq) > 1
     proto = rng.randrange(2)
     r, z = pairs[proto]
-    want = [r.call(*args).raw for args in seq]
-    got = [z.call(*args).raw for args in seq]
+    form = (lambda x: unordered_form(x)) if seq[0][0] in UNORDERED else (lambda x: x.raw)
+    want = [form(r.call(*args)) for args in seq]
+    got = [form(z.call(*args)) for args in seq]
     if len(seq) > 1:  # leave no transaction open
         r.call("DISCARD")
         z.call("DISCARD")
-    errors += sum(w.startswith(b"-") for w in want)
+    errors += sum(isinstance(w, bytes) and w.startswith(b"-") for w in want)
     if got != want:
         bad = [k for k in range(len(seq)) if got[k] != want[k]][0]
-        diffs.append((["RESP%d" % (proto + 2)] + seq[bad], want[bad][:300], got[bad][:300]))
+        diffs.append((["RESP%d" % (proto + 2)] + seq[bad], str(want[bad])[:300], str(got[bad])[:300]))
         # start again from empty keyspaces, so one difference is not many
         rc.call("FLUSHALL")
         zc.call("FLUSHALL")

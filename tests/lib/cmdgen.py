@@ -9,7 +9,9 @@ option words. NAMES holds only commands whose replies Redis fixes: no
 SMEMBERS/SPOP/RANDOMKEY..., no hash or set listings (their order is
 Redis's hashtable order once a value grows past 64 bytes), and nothing
 that sets a relative TTL (a key expiring between the two servers' calls
-would make them differ for no fault of either).
+would make them differ for no fault of either). UNORDERED are the
+listings among those (SMEMBERS, SUNION, HGETALL ...), for a caller that
+compares them with unordered_form.
 """
 
 VALUES = ["", "0", "1", "-1", "2", "3", "10", "1.5", "-2.5", "inf", "-inf", "+inf", "nan",
@@ -33,7 +35,10 @@ NAMES = ["SET", "GET", "GETDEL", "SETNX", "MSET", "MSETNX", "MGET", "APPEND", "S
          "DEL", "EXISTS", "TYPE", "RENAME", "RENAMENX", "COPY", "PERSIST", "TOUCH", "UNLINK", "TTL",
          "SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "BITOP", "BITFIELD", "BITFIELD_RO", "PFADD",
          "PFCOUNT", "ECHO", "DBSIZE", "ZUNION", "ZINTER", "ZDIFF", "ZREVRANGE", "GETEX", "SUBSTR",
-         "EXPIRETIME", "PEXPIRETIME", "PTTL"]
+         "EXPIRETIME", "PEXPIRETIME", "PTTL", "SUNIONSTORE", "SINTERSTORE", "SDIFFSTORE"]
+# Replies whose element order Redis leaves open: compared as sorted
+# listings (unordered_form), never byte for byte.
+UNORDERED = ["SMEMBERS", "SUNION", "SINTER", "SDIFF", "HGETALL", "HKEYS", "HVALS"]
 
 
 def key_for(rng, name):
@@ -64,13 +69,24 @@ def argument(rng, name):
 
 
 def arities(client):
-    """{name: arity} of NAMES, from CLIENT's COMMAND INFO."""
-    return {n: client.call("COMMAND", "INFO", n).py()[0][1] for n in NAMES}
+    """{name: arity} of NAMES and UNORDERED, from CLIENT's COMMAND INFO."""
+    return {n: client.call("COMMAND", "INFO", n).py()[0][1] for n in NAMES + UNORDERED}
 
 
-def random_command(rng, arity):
+def unordered_form(reply):
+    """REPLY (a zaris.Reply) with the order of its elements taken out: the
+    type byte and the sorted raw elements (map entries as pairs); the raw
+    bytes for anything that is not an aggregate."""
+    if reply.kind in ("*", "~") and reply.value is not None:
+        return reply.kind, sorted(x.raw for x in reply.value)
+    if reply.kind == "%":
+        return reply.kind, sorted((a.raw, b.raw) for a, b in reply.value)
+    return reply.raw
+
+
+def random_command(rng, arity, names=NAMES):
     """One argv of a random command of NAMES (ARITY from arities())."""
-    name = rng.choice(NAMES)
+    name = rng.choice(names)
     a = arity[name]
     n = a - 1 if a > 0 else -a - 1 + rng.randrange(5)
     if rng.random() < 0.1:
