@@ -301,6 +301,29 @@ def check_output_limit(ref, z, wr, wz):
     config_set((ref, z), "client-output-buffer-limit", "normal 0 0 0")
 
 
+def check_output_limit_forever(ref, z):
+    """A soft limit of 1 byte held for the longest time Redis takes
+    (INT_MAX seconds) never cuts a client off. zarisd took any number of
+    seconds, and seconds * 1000 overflowed (UBSan: signed integer overflow)
+    and cut the client at once; Redis keeps the seconds in an int and
+    refuses more (the case file server-admin.txt compares the refusals)."""
+    err = config_set((ref, z), "client-output-buffer-limit", "normal 0 1 2147483647")
+    ok(err is None, "CONFIG SET client-output-buffer-limit 'normal 0 1 2147483647'")
+    outcome = []
+    for srv in (ref, z):
+        c = srv.client()
+        c.call("SET", "forever", "v" * 1024)
+        try:
+            replies = [r.raw[:6] for r in c.pipeline([("GET", "forever")] * 200)]
+            outcome.append((replies.count(b"$1024\r"), c.call("PING").raw))
+        except (OSError, ProtocolError) as e:
+            outcome.append(("cut off", str(e)))
+        c.close()
+    is_(outcome[1], outcome[0], "200 pipelined 1 KB replies over the 1-byte soft limit: the client stays, "
+        "as with redis-server (%r)" % (outcome[0],))
+    config_set((ref, z), "client-output-buffer-limit", "normal 0 0 0")
+
+
 def main():
     # no fixed plan: done_testing() counts
     ref = start_redis()
@@ -314,6 +337,7 @@ def main():
     check_big_values(z)
     check_limits(ref, z, wz)
     check_output_limit(ref, z, wr, wz)
+    check_output_limit_forever(ref, z)
     ok(z.alive() and witness_ok(wz), "zarisd is still up and the witness client, connected throughout, works")
     wz.close()
     wr.close()

@@ -364,7 +364,9 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 		slowlog_record(srv->slowlog, srv, c, dur);
 	long long latency_ms =
 		atomic_load_explicit(&srv->cfg->latency_monitor_threshold, memory_order_relaxed);
-	if (latency_ms > 0 && dur >= latency_ms * 1000)
+	/* in ms as Redis (duration / 1000 >= threshold): the threshold goes up
+	 * to LLONG_MAX, so it is not multiplied */
+	if (latency_ms > 0 && dur / 1000 >= latency_ms)
 		latency_record_command(srv, cmd, dur);
 }
 

@@ -445,8 +445,9 @@ static bool still_subscribed(struct pubsub *ps, const struct client *c, const st
  * more output would only grow memory. */
 static bool over_limit(const struct client *c)
 {
-	long long hard = atomic_load_explicit(&c->srv->cfg->obuf_pubsub_hard_limit, memory_order_relaxed);
-	return hard > 0 && c->out.bytes > (size_t)hard;
+	unsigned long long hard =
+		atomic_load_explicit(&c->srv->cfg->obuf_pubsub_hard_limit, memory_order_relaxed);
+	return hard && c->out.bytes > hard;
 }
 
 /* Runs on the subscriber's worker (mailbox). */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,8 +235,8 @@ void settings_init(struct settings *s)
 	/* Redis leaves normal clients unlimited; an appliance must not let one
 	 * slow reader hold unbounded memory, so normal clients get a hard 256mb
 	 * and a soft 64mb-for-60s limit (CONFIG SET restores Redis's 0 0 0). */
-	atomic_init(&s->obuf_hard_limit, 256LL * 1024 * 1024);
-	atomic_init(&s->obuf_soft_limit, 64LL * 1024 * 1024);
+	atomic_init(&s->obuf_hard_limit, 256ULL * 1024 * 1024);
+	atomic_init(&s->obuf_soft_limit, 64ULL * 1024 * 1024);
 	atomic_init(&s->obuf_soft_seconds, 60);
 	atomic_init(&s->maxclients, 10000);
 	atomic_init(&s->timeout, 0);
@@ -253,8 +254,8 @@ void settings_init(struct settings *s)
 	s->requirepass = zr_strdup("");
 	/* pub/sub: no notifications; Redis's pubsub class limits 32mb 8mb 60 */
 	atomic_init(&s->notify_keyspace_events, 0);
-	atomic_init(&s->obuf_pubsub_hard_limit, 32LL * 1024 * 1024);
-	atomic_init(&s->obuf_pubsub_soft_limit, 8LL * 1024 * 1024);
+	atomic_init(&s->obuf_pubsub_hard_limit, 32ULL * 1024 * 1024);
+	atomic_init(&s->obuf_pubsub_soft_limit, 8ULL * 1024 * 1024);
 	atomic_init(&s->obuf_pubsub_soft_seconds, 60);
 	/* hashes and sets */
 	atomic_init(&s->hash_max_listpack_entries, 512);
@@ -342,6 +343,16 @@ static void show_cores(struct settings *s, char *buf, size_t size)
 	snprintf(buf, size, "%s", s->cores_text);
 }
 
+/* Redis's text for a bad client-output-buffer-limit: WHAT, under its CONFIG
+ * SET prefix; -EINVAL. */
+static int obuf_error(const struct setting *row, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "CONFIG SET failed (possibly related to argument '%s') - %s in buffer limit configuration.",
+		 row->name, what);
+	return -EINVAL;
+}
+
 static int parse_obuf(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
 {
 	/* "normal hard soft seconds [replica ...] [pubsub ...]": only the
@@ -353,45 +364,42 @@ static int parse_obuf(struct settings *s, const struct setting *row, const char 
 	int n = 0;
 	for (char *t = strtok_r(buf, " ", &save); t && n < 32; t = strtok_r(NULL, " ", &save))
 		tok[n++] = t;
-	if (n == 0 || n % 4) {
-		snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
-		return -EINVAL;
-	}
+	/* an empty value sets nothing and is taken, as in Redis */
+	if (n % 4)
+		return obuf_error(row, "Wrong number of arguments", err, errlen);
 	unsigned long long vals[8][3];
 	int normal = -1, pubsub = -1;
 	for (int i = 0; i < n; i += 4) {
 		const char *cls = tok[i];
 		if (strcasecmp(cls, "normal") && strcasecmp(cls, "replica") && strcasecmp(cls, "slave") &&
 		    strcasecmp(cls, "pubsub")) {
-			snprintf(err, errlen,
-				 "Invalid client class specified in buffer limit configuration.");
-			return -EINVAL;
+			return obuf_error(row, "Invalid client class specified", err, errlen);
 		}
-		for (int k = 0; k < 3; k++) {
-			if (!zr_parse_memory(tok[i + 1 + k], &vals[i / 4][k])) {
-				snprintf(
-					err, errlen,
-					"Error in hard, soft or soft_seconds setting in buffer limit configuration.");
-				return -EINVAL;
-			}
-		}
+		/* As Redis 7.0: two memory values, then the seconds as a plain
+		 * integer kept in an int (its low 32 bits), refused when that
+		 * is negative */
+		long long ll = 0;
+		bool bad = !zr_parse_memory(tok[i + 1], &vals[i / 4][0]) ||
+			   !zr_parse_memory(tok[i + 2], &vals[i / 4][1]) ||
+			   !zr_str_to_ll(tok[i + 3], strlen(tok[i + 3]), &ll);
+		uint32_t secs = (uint32_t)(unsigned long long)ll;
+		if (bad || secs > INT_MAX)
+			return obuf_error(row, "Error in hard, soft or soft_seconds setting", err, errlen);
+		vals[i / 4][2] = secs;
 		if (!strcasecmp(cls, "normal"))
 			normal = i / 4;
 		if (!strcasecmp(cls, "pubsub")) /* pub/sub: subscribed clients' class */
 			pubsub = i / 4;
 	}
-	(void)row;
 	if (normal >= 0) {
-		atomic_store_explicit(&s->obuf_hard_limit, (long long)vals[normal][0], memory_order_relaxed);
-		atomic_store_explicit(&s->obuf_soft_limit, (long long)vals[normal][1], memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_hard_limit, vals[normal][0], memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_soft_limit, vals[normal][1], memory_order_relaxed);
 		atomic_store_explicit(&s->obuf_soft_seconds, (long long)vals[normal][2],
 				      memory_order_relaxed);
 	}
 	if (pubsub >= 0) {
-		atomic_store_explicit(&s->obuf_pubsub_hard_limit, (long long)vals[pubsub][0],
-				      memory_order_relaxed);
-		atomic_store_explicit(&s->obuf_pubsub_soft_limit, (long long)vals[pubsub][1],
-				      memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_pubsub_hard_limit, vals[pubsub][0], memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_pubsub_soft_limit, vals[pubsub][1], memory_order_relaxed);
 		atomic_store_explicit(&s->obuf_pubsub_soft_seconds, (long long)vals[pubsub][2],
 				      memory_order_relaxed);
 	}
@@ -400,7 +408,7 @@ static int parse_obuf(struct settings *s, const struct setting *row, const char 
 
 static void show_obuf(struct settings *s, char *buf, size_t size)
 {
-	snprintf(buf, size, "normal %lld %lld %lld slave 268435456 67108864 60 pubsub %lld %lld %lld",
+	snprintf(buf, size, "normal %llu %llu %lld slave 268435456 67108864 60 pubsub %llu %llu %lld",
 		 atomic_load_explicit(&s->obuf_hard_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_soft_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_soft_seconds, memory_order_relaxed),

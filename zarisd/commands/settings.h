@@ -52,12 +52,12 @@ struct settings {
 	_Atomic int maxmemory_samples;
 	_Atomic long long proto_max_bulk_len;
 	_Atomic long long client_query_buffer_limit;
-	_Atomic long long obuf_hard_limit;   /* client-output-buffer-limit normal <hard> */
-	_Atomic long long obuf_soft_limit;   /* ... <soft> */
-	_Atomic long long obuf_soft_seconds; /* ... <seconds> */
-	_Atomic long long maxclients;	     /* Redis: an unsigned int */
-	_Atomic int timeout;		     /* idle client timeout, seconds, 0 = never */
-	_Atomic int tcp_keepalive;	     /* seconds */
+	_Atomic unsigned long long obuf_hard_limit; /* client-output-buffer-limit normal <hard> (0: none) */
+	_Atomic unsigned long long obuf_soft_limit; /* ... <soft> (0: none) */
+	_Atomic long long obuf_soft_seconds;	    /* ... <seconds>, 0 to INT_MAX */
+	_Atomic long long maxclients;		    /* Redis: an unsigned int */
+	_Atomic int timeout;			    /* idle client timeout, seconds, 0 = never */
+	_Atomic int tcp_keepalive;		    /* seconds */
 	_Atomic int protected_mode;
 	_Atomic int jemalloc_bg_thread; /* jemalloc's background purging (zr_mem_background_purge) */
 	_Atomic int hz;
@@ -89,10 +89,10 @@ struct settings {
 	_Atomic long long list_max_listpack_size;
 
 	/* --- pub/sub and keyspace notifications (pubsub.c, notify.c): runtime, relaxed --- */
-	_Atomic int notify_keyspace_events;	    /* enum notify_flag bits (notify.h) */
-	_Atomic long long obuf_pubsub_hard_limit;   /* client-output-buffer-limit pubsub <hard> */
-	_Atomic long long obuf_pubsub_soft_limit;   /* ... <soft> */
-	_Atomic long long obuf_pubsub_soft_seconds; /* ... <seconds> */
+	_Atomic int notify_keyspace_events;		   /* enum notify_flag bits (notify.h) */
+	_Atomic unsigned long long obuf_pubsub_hard_limit; /* client-output-buffer-limit pubsub <hard> */
+	_Atomic unsigned long long obuf_pubsub_soft_limit; /* ... <soft> */
+	_Atomic long long obuf_pubsub_soft_seconds;	   /* ... <seconds> */
 
 	/* --- persistence (persist/): save, appendonly, ... --- */
 	char *dbfilename;	 /* start-up only */

@@ -352,8 +352,9 @@ static bool check_qbuf_limit(struct conn *c)
 
 bool conn_feed(struct conn *c, const char *data, size_t len)
 {
-	long long hard = atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
-	c->w->obuf_hard_cached = hard > 0 ? (size_t)hard : SIZE_MAX;
+	unsigned long long hard =
+		atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
+	c->w->obuf_hard_cached = hard ? (size_t)hard : SIZE_MAX;
 	STAT_ADD(c->w->stats, net_input_bytes, len);
 	atomic_store_explicit(&c->client.last_interaction_ms, c->w->now_ms, memory_order_relaxed);
 	if (c->close_after_send)
@@ -396,8 +397,9 @@ bool conn_resume(struct conn *c)
 	c->paused = false;
 	if (c->qlen == 0)
 		return true;
-	long long hard = atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
-	c->w->obuf_hard_cached = hard > 0 ? (size_t)hard : SIZE_MAX;
+	unsigned long long hard =
+		atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
+	c->w->obuf_hard_cached = hard ? (size_t)hard : SIZE_MAX;
 	bool stop;
 	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
 	if (c->obuf_overflow)
@@ -412,8 +414,8 @@ bool conn_resume(struct conn *c)
 bool conn_check_output_limits(struct conn *c, int64_t now_ms)
 {
 	struct settings *cfg = c->w->srv->cfg;
-	long long hard = atomic_load_explicit(&cfg->obuf_hard_limit, memory_order_relaxed);
-	long long soft = atomic_load_explicit(&cfg->obuf_soft_limit, memory_order_relaxed);
+	unsigned long long hard = atomic_load_explicit(&cfg->obuf_hard_limit, memory_order_relaxed);
+	unsigned long long soft = atomic_load_explicit(&cfg->obuf_soft_limit, memory_order_relaxed);
 	long long secs = atomic_load_explicit(&cfg->obuf_soft_seconds, memory_order_relaxed);
 	if (pubsub_client_is_subscribed(&c->client)) {
 		/* pub/sub: a subscribed client is of Redis's "pubsub" class */
@@ -422,12 +424,12 @@ bool conn_check_output_limits(struct conn *c, int64_t now_ms)
 		secs = atomic_load_explicit(&cfg->obuf_pubsub_soft_seconds, memory_order_relaxed);
 	}
 	size_t used = c->client.out.bytes;
-	bool over = hard > 0 && (long long)used > hard;
-	if (!over && soft > 0 && (long long)used > soft) {
+	bool over = hard && used > hard;
+	if (!over && soft && used > soft) {
 		if (!c->obuf_soft_since_ms)
 			c->obuf_soft_since_ms = now_ms;
-		else if (now_ms - c->obuf_soft_since_ms > secs * 1000)
-			over = true;
+		else if (now_ms / 1000 - c->obuf_soft_since_ms / 1000 > secs)
+			over = true; /* in whole seconds, as Redis (server.unixtime) */
 	} else if (!over) {
 		c->obuf_soft_since_ms = 0;
 	}
