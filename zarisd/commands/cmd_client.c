@@ -436,9 +436,7 @@ void cmd_client_unblock(struct client *c)
 			(int)c->argv[1].len, c->argv[1].ptr);
 		return;
 	}
-	long long id;
-	if (!cmd_arg_ll(c, 2, &id, NULL))
-		return;
+	/* the reason first, then the id: Redis's order of refusals */
 	bool error = false;
 	if (c->argc == 4) {
 		if (cmd_arg_is(c, 3, "error")) {
@@ -448,6 +446,9 @@ void cmd_client_unblock(struct client *c)
 			return;
 		}
 	}
+	long long id;
+	if (!cmd_arg_ll(c, 2, &id, NULL))
+		return;
 	reply_long(&c->out, blocking_unblock(c->srv, (uint64_t)id, error) ? 1 : 0);
 }
 

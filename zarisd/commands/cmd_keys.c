@@ -52,21 +52,6 @@ static struct entry *lookup(struct client *c, unsigned db, int argi, int flags)
 	return store_find_locked(c->srv->store, db, c->argv[argi].ptr, c->argv[argi].len, c->now_ms, flags);
 }
 
-/* getIntFromObjectOrReply + selectDb: a database index, or false after
- * replying Redis's error. */
-static bool db_arg(struct client *c, int i, unsigned *db, const char *not_int_msg)
-{
-	long long v;
-	if (!cmd_arg_ll_range(c, i, INT_MIN, INT_MAX, &v, not_int_msg))
-		return false;
-	if (v < 0 || v >= (long long)store_databases(c->srv->store)) {
-		reply_error(&c->out, ERR_DB_INDEX);
-		return false;
-	}
-	*db = (unsigned)v;
-	return true;
-}
-
 static bool policy_is_lfu(struct client *c)
 {
 	int p = atomic_load_explicit(&c->srv->cfg->maxmemory_policy, memory_order_relaxed);
@@ -356,7 +341,7 @@ void cmd_copy(struct client *c)
 		if (cmd_arg_is(c, i, "replace")) {
 			replace = true;
 		} else if (cmd_arg_is(c, i, "db") && i + 1 < c->argc) {
-			if (!db_arg(c, i + 1, &dst, NULL))
+			if (!cmd_arg_db(c, i + 1, &dst))
 				return;
 			i++;
 		} else {
@@ -390,7 +375,7 @@ void cmd_copy(struct client *c)
 void cmd_move(struct client *c)
 {
 	unsigned dst;
-	if (!db_arg(c, 2, &dst, NULL))
+	if (!cmd_arg_db(c, 2, &dst))
 		return;
 	if (dst == c->db) {
 		reply_error(&c->out, ERR_SAME_OBJECT);

@@ -54,9 +54,15 @@ bool cmd_arg_ld(struct client *c, int i, long double *out)
 
 bool cmd_arg_db(struct client *c, int i, unsigned *db)
 {
+	/* Redis's getIntFromObjectOrReply, then selectDb's check */
 	long long v;
 	if (!cmd_arg_ll(c, i, &v, NULL))
 		return false;
+	if (v < INT_MIN || v > INT_MAX) {
+		reply_errorf(&c->out, "ERR value is out of range, value must between %d and %d", INT_MIN,
+			     INT_MAX);
+		return false;
+	}
 	if (v < 0 || v >= c->srv->cfg->databases) {
 		reply_error(&c->out, ERR_DB_INDEX);
 		return false;

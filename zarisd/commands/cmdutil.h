@@ -48,8 +48,10 @@ bool cmd_arg_ll_range(struct client *c, int i, long long min, long long max, lon
 bool cmd_arg_double(struct client *c, int i, double *out, const char *msg);
 /* argv[i] as a long double; false after replying ERR_NOT_FLOAT. */
 bool cmd_arg_ld(struct client *c, int i, long double *out);
-/* argv[i] as a database index: false after replying ERR_NOT_INTEGER or
- * ERR_DB_INDEX. */
+/* argv[i] as a database index: false after replying Redis's errors for
+ * a non-integer (ERR_NOT_INTEGER), one outside an int ("value is out of
+ * range, value must between ..."), and a database that does not exist
+ * (ERR_DB_INDEX). */
 bool cmd_arg_db(struct client *c, int i, unsigned *db);
 
 /* store_hash() of argv[ARGI]: the dispatcher's copy when it hashed that
