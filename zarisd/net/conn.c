@@ -350,11 +350,18 @@ static bool check_qbuf_limit(struct conn *c)
 	return true;
 }
 
-bool conn_feed(struct conn *c, const char *data, size_t len)
+/* The normal class's hard output limit, read once per batch of requests
+ * into the worker (0, no limit, as SIZE_MAX). */
+static void cache_obuf_hard_limit(struct conn *c)
 {
 	unsigned long long hard =
 		atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
 	c->w->obuf_hard_cached = hard ? (size_t)hard : SIZE_MAX;
+}
+
+bool conn_feed(struct conn *c, const char *data, size_t len)
+{
+	cache_obuf_hard_limit(c);
 	STAT_ADD(c->w->stats, net_input_bytes, len);
 	atomic_store_explicit(&c->client.last_interaction_ms, c->w->now_ms, memory_order_relaxed);
 	if (c->close_after_send)
@@ -397,9 +404,7 @@ bool conn_resume(struct conn *c)
 	c->paused = false;
 	if (c->qlen == 0)
 		return true;
-	unsigned long long hard =
-		atomic_load_explicit(&c->w->srv->cfg->obuf_hard_limit, memory_order_relaxed);
-	c->w->obuf_hard_cached = hard ? (size_t)hard : SIZE_MAX;
+	cache_obuf_hard_limit(c);
 	bool stop;
 	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
 	if (c->obuf_overflow)
