@@ -68,6 +68,7 @@ struct bwaiter {
 	unsigned db;
 	uint8_t resp;
 	int64_t deadline_ms; /* 0 = forever */
+	int32_t heap_idx;    /* place in its worker's deadline heap, -1 = not in it */
 	const struct blocking_ops *ops;
 	void *arg;
 	struct bwaiter *wprev, *wnext;
@@ -76,9 +77,18 @@ struct bwaiter {
 	struct bw_node nodes[];
 };
 
+/* A worker's blocked clients. The deadline heap (a binary min-heap on
+ * deadline_ms of the waiters that have one) belongs to the owning worker
+ * alone: it pushes in blocking_block, pops in blocking_cron and removes in
+ * waiter_finish, all on that worker, so it takes no lock. Invariant: every
+ * waiter of the worker with a deadline that is not finished is in it, at
+ * heap[w->heap_idx], unless blocking_cron already took it out to time it
+ * out (then a mail finishes it). */
 struct bw_worker {
 	pthread_mutex_t lock; /* guards head and the waiters' links */
 	struct bwaiter *head;
+	struct bwaiter **heap;
+	uint32_t nheap, heap_cap;
 	char pad[64];
 };
 
@@ -210,6 +220,69 @@ static void node_unlink(struct blocking *b, struct bw_node *n)
 		key_drop(&b->shards[n->shard], k);
 }
 
+/* --- deadline heap (owning worker only) -------------------------------------- */
+
+static void heap_set(struct bw_worker *wk, uint32_t i, struct bwaiter *w)
+{
+	wk->heap[i] = w;
+	w->heap_idx = (int32_t)i;
+}
+
+static void heap_sift_up(struct bw_worker *wk, uint32_t i)
+{
+	struct bwaiter *w = wk->heap[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (wk->heap[parent]->deadline_ms <= w->deadline_ms)
+			break;
+		heap_set(wk, i, wk->heap[parent]);
+		i = parent;
+	}
+	heap_set(wk, i, w);
+}
+
+static void heap_sift_down(struct bw_worker *wk, uint32_t i)
+{
+	struct bwaiter *w = wk->heap[i];
+	for (;;) {
+		uint32_t child = 2 * i + 1;
+		if (child >= wk->nheap)
+			break;
+		if (child + 1 < wk->nheap && wk->heap[child + 1]->deadline_ms < wk->heap[child]->deadline_ms)
+			child++;
+		if (w->deadline_ms <= wk->heap[child]->deadline_ms)
+			break;
+		heap_set(wk, i, wk->heap[child]);
+		i = child;
+	}
+	heap_set(wk, i, w);
+}
+
+static void heap_push(struct bw_worker *wk, struct bwaiter *w)
+{
+	if (wk->nheap == wk->heap_cap) {
+		wk->heap_cap = wk->heap_cap ? wk->heap_cap * 2 : 16;
+		wk->heap = zr_realloc(wk->heap, sizeof(*wk->heap) * wk->heap_cap);
+	}
+	heap_set(wk, wk->nheap++, w);
+	heap_sift_up(wk, wk->nheap - 1);
+}
+
+static void heap_remove(struct bw_worker *wk, struct bwaiter *w)
+{
+	if (w->heap_idx < 0)
+		return;
+	uint32_t i = (uint32_t)w->heap_idx;
+	assert(i < wk->nheap && wk->heap[i] == w);
+	w->heap_idx = -1;
+	struct bwaiter *last = wk->heap[--wk->nheap];
+	if (last == w)
+		return;
+	heap_set(wk, i, last);
+	heap_sift_up(wk, i);
+	heap_sift_down(wk, (uint32_t)last->heap_idx);
+}
+
 /* --- waiter lifecycle ------------------------------------------------------- */
 
 static bool claim(struct bwaiter *w)
@@ -232,6 +305,7 @@ static void waiter_finish(struct blocking *b, struct bwaiter *w)
 		store_unlock(b->store, n->shard);
 	}
 	struct bw_worker *wk = &b->workers[w->worker];
+	heap_remove(wk, w);
 	pthread_mutex_lock(&wk->lock);
 	if (w->wprev)
 		w->wprev->wnext = w->wnext;
@@ -358,6 +432,7 @@ void blocking_block(struct client *c, const struct resp_arg *keys, int nkeys, in
 	w->db = c->db;
 	w->resp = c->resp;
 	w->deadline_ms = deadline_ms;
+	w->heap_idx = -1;
 	w->ops = ops;
 	w->arg = arg;
 	size_t off = 0;
@@ -388,6 +463,8 @@ void blocking_block(struct client *c, const struct resp_arg *keys, int nkeys, in
 		k->tail = n;
 	}
 	struct bw_worker *wk = &b->workers[w->worker];
+	if (deadline_ms)
+		heap_push(wk, w);
 	pthread_mutex_lock(&wk->lock);
 	w->wnext = wk->head;
 	if (wk->head)
@@ -588,11 +665,24 @@ void blocking_cron(struct server *srv, unsigned worker, int64_t now_ms)
 	if (!b || worker >= b->nworkers)
 		return;
 	struct bw_worker *wk = &b->workers[worker];
-	pthread_mutex_lock(&wk->lock);
-	for (struct bwaiter *w = wk->head; w; w = w->wnext)
-		if (w->deadline_ms && w->deadline_ms <= now_ms && w->c && claim(w))
+	/* earliest first; a waiter already decided (served, unblocked) just
+	 * leaves the heap: its mail is on the way */
+	while (wk->nheap && wk->heap[0]->deadline_ms <= now_ms) {
+		struct bwaiter *w = wk->heap[0];
+		heap_remove(wk, w);
+		if (w->c && claim(w))
 			post(srv, w, BW_TIMEOUT, NULL);
-	pthread_mutex_unlock(&wk->lock);
+	}
+}
+
+int64_t blocking_next_deadline(struct server *srv, unsigned worker)
+{
+	(void)srv;
+	struct blocking *b = state_get();
+	if (!b || worker >= b->nworkers)
+		return 0;
+	struct bw_worker *wk = &b->workers[worker];
+	return wk->nheap ? wk->heap[0]->deadline_ms : 0;
 }
 
 bool blocking_unblock(struct server *srv, uint64_t id, bool error)

@@ -39,15 +39,16 @@
  *
  * Exactly-once. A waiter's fate is decided once, by a compare-and-swap on
  * its state (WAITING -> DONE): served through one of its keys, timed out
- * (the owning worker's timer), unblocked (CLIENT UNBLOCK) or dropped (the
+ * (the owning worker's timer, armed for its waiters' earliest deadline), unblocked (CLIENT UNBLOCK) or dropped (the
  * client disconnected). A serve callback checks that it can serve, then
  * calls blocking_claim(); only when that succeeds does it pop. The owning
  * worker alone frees the waiter, after taking it out of every key queue
  * (one shard lock at a time); until then serving threads skip it.
  *
- * Threads: blocking_block, blocking_client_gone, blocking_cron run on the
- * client's own worker; blocking_signal_key under the key's shard lock on
- * any worker; blocking_signal_db, blocking_serve_ready, blocking_unblock,
+ * Threads: blocking_block, blocking_client_gone, blocking_cron and
+ * blocking_next_deadline run on the client's own worker;
+ * blocking_signal_key under the key's shard lock on any worker;
+ * blocking_signal_db, blocking_serve_ready, blocking_unblock,
  * blocking_count on any worker holding no shard lock.
  */
 #ifndef ZR_BLOCKING_H
@@ -148,8 +149,16 @@ bool blocking_serve_ready(struct server *srv);
 void blocking_client_gone(struct client *c);
 
 /* Times out the blocked clients of WORKER whose deadline is <= NOW_MS
- * (called by the worker's timer). Owning worker. */
+ * (unix ms; called by the worker's timer). Owning worker. */
 void blocking_cron(struct server *srv, unsigned worker, int64_t now_ms);
+
+/* The earliest deadline (unix ms) among WORKER's blocked clients, or 0
+ * when none of them has one (a min-heap per worker: O(1) here, O(log n)
+ * per block and unblock): the worker sleeps no longer than that, then
+ * calls blocking_cron. A client served elsewhere counts until its reply's
+ * mail reached the worker, so it may be early, never late. Owning
+ * worker. */
+int64_t blocking_next_deadline(struct server *srv, unsigned worker);
 
 /* CLIENT UNBLOCK: unblocks client ID as if timed out (ERROR false) or with
  * "-UNBLOCKED client unblocked via CLIENT UNBLOCK". True when it was

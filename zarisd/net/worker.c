@@ -431,9 +431,37 @@ static void worker_cron(struct worker *w)
 	store_active_expire(srv->store, w->index, srv->nworkers, w->now_ms,
 			    period_us / 4 + period_us * (effort - 1) / 40);
 	STAT_ADD(w->stats, expire_cycle_us, zr_mono_us() - t0);
-	blocking_cron(srv, w->index, w->now_ms); /* commands/blocking.h: blocked clients' timeouts */
 	scan_conns(w, true);
 	w->next_cron_us = t0 + period_us;
+}
+
+/* Blocked clients' timeouts have a timer of their own rather than the
+ * cron's tick, which made every short timeout a tenth of a second (BLPOP
+ * k 0.001 answered after up to 100 ms; redis-server 7.0 does the same: its
+ * beforeSleep walks the timeout radix tree, but it sleeps until its next
+ * hz tick). Times out the clients whose deadline has passed; returns the
+ * microseconds until the next deadline of this worker's blocked clients
+ * (INT64_MAX when none): the backend's wait for events ends then at the
+ * latest (io_uring's wait timeout, epoll_wait's timeout rounded up to a
+ * millisecond). */
+static int64_t blocked_timer(struct worker *w)
+{
+	int64_t deadline_ms = blocking_next_deadline(w->srv, w->index);
+	if (!deadline_ms)
+		return INT64_MAX;
+	int64_t now_us = zr_time_us();
+	if (deadline_ms <= now_us / 1000) {
+		/* the timed-out clients' replies come back through the mailbox
+		 * (an event fd write): the next turn sends them */
+		blocking_cron(w->srv, w->index, now_us / 1000);
+		deadline_ms = blocking_next_deadline(w->srv, w->index);
+		if (!deadline_ms)
+			return INT64_MAX;
+	}
+	if (deadline_ms > INT64_MAX / 1000)
+		return INT64_MAX; /* a timeout too far off to matter: the cron's tick comes first */
+	int64_t left_us = deadline_ms * 1000 - now_us;
+	return left_us > 0 ? left_us : 0;
 }
 
 int64_t worker_turn_end(struct worker *w)
@@ -475,5 +503,7 @@ int64_t worker_turn_end(struct worker *w)
 		worker_cron(w);
 		now = zr_mono_us();
 	}
-	return w->next_cron_us > now ? w->next_cron_us - now : 0;
+	int64_t wait_us = w->next_cron_us > now ? w->next_cron_us - now : 0;
+	int64_t blocked_us = blocked_timer(w);
+	return blocked_us < wait_us ? blocked_us : wait_us;
 }

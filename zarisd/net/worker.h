@@ -87,8 +87,10 @@ struct conn *worker_accept(struct worker *w, int fd);
 bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len);
 /* Queues C for sending at the end of this loop turn. */
 void worker_queue_send(struct worker *w, struct conn *c);
-/* End of a loop turn: sends every queued reply; runs the timer when due.
- * Returns the microseconds until the next timer run. */
+/* End of a loop turn: sends every queued reply; runs the timer when due
+ * and times out blocked clients whose deadline has passed. Returns the
+ * microseconds until the next timer run or blocked client's deadline,
+ * whichever comes first: the backend waits for events no longer. */
 int64_t worker_turn_end(struct worker *w);
 /* The event fd was signalled: looks at kill, pause and shutdown requests. */
 void worker_woken(struct worker *w);
