@@ -104,9 +104,9 @@ def timeout_precision(srv):
     is_(served(long_waiter), b"*2\r\n$6\r\nnolist\r\n$1\r\nx\r\n", "the 60 s waiter is served by a push")
     long_waiter.close()
 
-    # Many deadlines at once on the one worker, in no order, two of the
-    # waiters leaving early (served by a push, CLIENT UNBLOCK): every other
-    # one times out on its own, the 60 s one stays.
+    # Many deadlines at once on the one worker, in no order, three of the
+    # waiters leaving early (served by a push, CLIENT UNBLOCK, a closed
+    # connection): every other one times out on its own, the 60 s one stays.
     timeouts = ["0.25", "0.05", "0.4", "0.15", "0.5", "0.1", "0.35", "0.2", "0.45", "0.3"]
     timed = []
     for t in timeouts:
@@ -117,6 +117,8 @@ def timeout_precision(srv):
     unblocked = srv.client()
     cid = unblocked.call("CLIENT", "ID").value
     unblocked.send("BLPOP", "nolist", "0.4")
+    gone = start_blocked(srv, admin, len(timeouts) + 3, "BLPOP", "nolist", "0.2")
+    gone.close()
     long_waiter = start_blocked(srv, admin, len(timeouts) + 3, "BLPOP", "nolist", "60")
     admin.call("RPUSH", "pushme", "v")
     is_(admin.call("CLIENT", "UNBLOCK", str(cid), "TIMEOUT").value, 1, "CLIENT UNBLOCK of a 0.4 s waiter")
