@@ -15,7 +15,9 @@
 # eviction — under noeviction and allkeys-lru alike (with maxmemory 1 the
 # eviction cannot get under it); a queue of reads or of DELs runs; a
 # command queued while over the limit is refused and dooms the
-# transaction. The limit is set by a second client between MULTI and EXEC.
+# transaction; a command queued after an error is not kept (Redis's
+# queueMultiCommand), so it does not turn EXEC's answer into OOM. The limit
+# is set by a second client between MULTI and EXEC.
 
 import os
 import re
@@ -124,6 +126,8 @@ def oom_scenarios(srv):
                     oom_scenario(srv, policy, [("GET", "x"), ("EXISTS", "y"), ("STRLEN", "x")])))
         out.append(("%s: a queue of DELs (write, not deny-oom) runs" % policy,
                     oom_scenario(srv, policy, [("DEL", "x"), ("GET", "x")])))
+        out.append(("%s: a SET queued after an error is not kept: EXECABORT of the error" % policy,
+                    oom_scenario(srv, policy, [("SET", "x"), ("SET", "x", "1")])))
     c, admin = srv.client(), srv.client()
     admin.call("FLUSHALL")
     r = steps(admin, [("CONFIG", "SET", "maxmemory", "1")])

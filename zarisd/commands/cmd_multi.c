@@ -72,6 +72,13 @@ static struct resp_arg *copy_argv(const struct resp_arg *argv, int argc)
 void multi_queue(struct client *c, const struct command *cmd)
 {
 	struct multi_state *m = c->multi;
+	/* as Redis's queueMultiCommand: a doomed transaction never runs, so
+	 * what comes after the error is answered QUEUED but not kept (nor
+	 * seen by EXEC's OOM check, which then answers the earlier error) */
+	if (m->doomed) {
+		reply_simple(&c->out, "QUEUED");
+		return;
+	}
 	if (m->ncmds == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 8;
 		m->cmds = zr_realloc(m->cmds, sizeof(*m->cmds) * (size_t)m->cap);
