@@ -105,6 +105,14 @@ void cmd_config_set(struct client *c)
 				     names[i]);
 			goto out;
 		}
+		/* as Redis, before any value is looked at */
+		if (settings_is_immutable(names[i])) {
+			reply_errorf(
+				&c->out,
+				"ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+				names[i]);
+			goto out;
+		}
 		for (int j = 0; j < i; j++)
 			if (!strcasecmp(names[i], names[j])) {
 				reply_errorf(

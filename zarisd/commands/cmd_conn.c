@@ -5,6 +5,7 @@
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/multi.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
@@ -51,13 +52,17 @@ static void set_resp(struct client *c, int resp)
 	atomic_store_explicit(&c->shared_resp, resp, memory_order_relaxed);
 }
 
+/* Redis's clearClientConnectionState: the client as if newly connected.
+ * As in Redis, CLIENT NO-EVICT stays, and a RESET right after CLIENT REPLY
+ * SKIP is the muted command (only OFF and a pending SKIP are cleared). */
 void cmd_reset(struct client *c)
 {
+	multi_client_free(c);  /* the transaction and every WATCHed key (discardTransaction) */
 	pubsub_client_free(c); /* pub/sub: RESET leaves every subscription silently */
 	c->db = 0;
 	set_resp(c, 2);
-	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
-	c->out.muted = false;
+	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+	c->out.muted = (c->flags & CLIENT_REPLY_SKIP) != 0;
 	if (settings_requirepass_set(c->srv->cfg))
 		c->flags &= ~CLIENT_AUTHENTICATED;
 	registry_set_name(c->srv->clients, c, NULL);

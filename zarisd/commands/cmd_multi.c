@@ -23,9 +23,9 @@ struct multi_cmd {
 struct multi_state {
 	struct multi_cmd *cmds;
 	int ncmds, cap;
-	bool doomed;  /* a queued command was rejected */
-	bool wholedb; /* a queued command walks the keyspace: EXEC locks all */
-	bool writes;  /* a queued command is a write (Redis's mstate.cmd_flags) */
+	bool doomed;	    /* a queued command was rejected */
+	bool wholedb;	    /* a queued command walks the keyspace: EXEC locks all */
+	uint32_t cmd_flags; /* the queued rows' flags, OR-ed (Redis's mstate.cmd_flags) */
 };
 
 struct watched_key {
@@ -72,6 +72,13 @@ static struct resp_arg *copy_argv(const struct resp_arg *argv, int argc)
 void multi_queue(struct client *c, const struct command *cmd)
 {
 	struct multi_state *m = c->multi;
+	/* as Redis's queueMultiCommand: a doomed transaction never runs, so
+	 * what comes after the error is answered QUEUED but not kept (nor
+	 * seen by EXEC's OOM check, which then answers the earlier error) */
+	if (m->doomed) {
+		reply_simple(&c->out, "QUEUED");
+		return;
+	}
 	if (m->ncmds == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 8;
 		m->cmds = zr_realloc(m->cmds, sizeof(*m->cmds) * (size_t)m->cap);
@@ -82,14 +89,18 @@ void multi_queue(struct client *c, const struct command *cmd)
 	q->argv = copy_argv(c->argv, c->argc);
 	if (cmd->flags & CMD_WHOLEDB)
 		m->wholedb = true;
-	if (cmd->flags & CMD_WRITE)
-		m->writes = true;
+	m->cmd_flags |= cmd->flags;
 	reply_simple(&c->out, "QUEUED");
 }
 
 bool multi_has_writes(const struct client *c)
 {
-	return c->multi && c->multi->writes;
+	return (multi_queued_flags(c) & CMD_WRITE) != 0;
+}
+
+uint32_t multi_queued_flags(const struct client *c)
+{
+	return c->multi ? c->multi->cmd_flags : 0;
 }
 
 void multi_flag_error(struct client *c)

@@ -258,16 +258,23 @@ static bool protected_allowed(const struct client *c)
 	       (allow == SETTINGS_PROTECTED_LOCAL && (c->flags & CLIENT_LOOPBACK));
 }
 
-/* The slow half of memory_ok: maxmemory is set and CMD may grow memory. */
-static bool evict_ok(struct client *c, const struct command *cmd, long long maxmemory, int64_t *t0)
+/* The slow half of memory_ok: maxmemory is set and the command may grow
+ * memory. DENY: refuse it when nothing more can be evicted. */
+static bool evict_ok(struct client *c, const struct command *cmd, long long maxmemory, bool deny, int64_t *t0)
 {
 	struct server *srv = c->srv;
 	int policy = atomic_load_explicit(&srv->cfg->maxmemory_policy, memory_order_relaxed);
 	int r = store_evict(srv->store, (size_t)maxmemory, (enum store_evict_policy)policy, c->now_ms);
 	if (t0)
 		*t0 = zr_clock_us();
-	if (r == -ENOMEM && (cmd->flags & CMD_DENYOOM)) {
-		reply_error(&c->out, ERR_OOM);
+	if (r == -ENOMEM && deny) {
+		if (cmd->handler == cmd_exec) {
+			/* Redis's rejectCommand of EXEC: execCommandAbort */
+			reply_error(&c->out, "EXECABORT Transaction discarded because of: " ERR_OOM);
+			multi_client_free(c);
+		} else {
+			reply_error(&c->out, ERR_OOM);
+		}
 		reject(c, &c->stats->cmd[cmd->id]);
 		return false;
 	}
@@ -275,15 +282,24 @@ static bool evict_ok(struct client *c, const struct command *cmd, long long maxm
 }
 
 /* Evicts when over maxmemory; false after replying -OOM to a command that
- * may grow memory. When it evicted and T0 is given, *T0 is read again: the
- * command's duration does not include the eviction (as in Redis, where it
- * happens before call()). */
-static inline bool memory_ok(struct client *c, const struct command *cmd, int64_t *t0)
+ * may grow memory: a DENYOOM row, EXEC of a queue holding one (Redis's
+ * mstate.cmd_flags), or, as Redis's processCommand has it, any command
+ * queued inside MULTI (QUEUEING). EXEC evicts even for a queue of reads
+ * (Redis runs performEvictions before every command; zarisd before writes
+ * and EXEC). When it evicted and T0 is given, *T0 is
+ * read again: the command's duration does not include the eviction (as in
+ * Redis, where it happens before call()). */
+static inline bool memory_ok(struct client *c, const struct command *cmd, bool queueing, int64_t *t0)
 {
 	long long maxmemory = atomic_load_explicit(&c->srv->cfg->maxmemory, memory_order_relaxed);
-	if (maxmemory <= 0 || !(cmd->flags & (CMD_WRITE | CMD_DENYOOM)))
+	if (maxmemory <= 0)
 		return true;
-	return evict_ok(c, cmd, maxmemory, t0);
+	bool exec = cmd->handler == cmd_exec;
+	uint32_t flags = cmd->flags | (exec ? multi_queued_flags(c) : 0);
+	/* EXEC evicts first whatever it runs, as Redis does before any command */
+	if (!(flags & (CMD_WRITE | CMD_DENYOOM)) && !queueing && !exec)
+		return true;
+	return evict_ok(c, cmd, maxmemory, queueing || (flags & CMD_DENYOOM), t0);
 }
 
 /* Redis's writeCommandsDeniedByDiskError for the log: while the log cannot
@@ -422,13 +438,13 @@ static enum dispatch_result run_command(struct client *c)
 			reject(c, &c->stats->cmd[cmd->id]);
 			return DISPATCH_DONE;
 		}
-		if (memory_ok(c, cmd, NULL) && disk_ok(c, cmd))
+		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd))
 			multi_queue(c, cmd);
 		return DISPATCH_DONE;
 	}
 	if (paused_for(c, cmd))
 		return DISPATCH_PAUSED;
-	if (!memory_ok(c, cmd, &t0) || !disk_ok(c, cmd))
+	if (!memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
 		return DISPATCH_DONE;
 
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */

@@ -19,6 +19,7 @@
 #define ZR_MULTI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct client;
 struct command;
@@ -31,6 +32,9 @@ void multi_queue(struct client *c, const struct command *cmd);
 /* Whether C's queued commands include a write (EXEC then counts as one
  * for the checks that refuse writes, as in Redis). */
 bool multi_has_writes(const struct client *c);
+/* The flags (enum cmd_flag) of every command C has queued, OR-ed; 0
+ * outside MULTI. EXEC counts as each of them for the OOM gate. */
+uint32_t multi_queued_flags(const struct client *c);
 /* A queued command was rejected: EXEC will answer EXECABORT. */
 void multi_flag_error(struct client *c);
 /* Drops the transaction and the watched keys (disconnect, RESET). */

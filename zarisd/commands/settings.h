@@ -104,6 +104,12 @@ struct settings {
 	_Atomic long long auto_aof_rewrite_min_size;
 	_Atomic int aof_load_truncated;
 	/* `save` (above, under lock) holds the "<seconds> <changes> ..." rules */
+
+	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
+	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
+	 * in zarisd acts on them. Their values as CONFIG GET shows them, by
+	 * row index; under lock. --- */
+	char **redis_only;
 };
 
 /* Fills S with Redis's defaults (127.0.0.1:6379, 16 databases, ...). */
@@ -124,6 +130,9 @@ void settings_get(struct settings *s, const char *pattern, settings_visit_fn fn,
 
 /* Whether NAME is a setting (for --flag parsing). */
 bool settings_exists(const char *name);
+/* Whether NAME is a setting that only start-up may set (CONFIG SET answers
+ * Redis's "can't set immutable config"). */
+bool settings_is_immutable(const char *name);
 
 /* true when a password is configured. */
 bool settings_requirepass_set(struct settings *s);
