@@ -11,7 +11,8 @@
 #  * the same with MULTI/EXEC (an EXEC reply of 20 MiB) and a BLPOP in the
 #    middle of the pipeline, answered by another client: nothing stalls;
 #  * a held connection is still closed by CLIENT KILL, by the idle timeout,
-#    and when the client goes away;
+#    and when the client goes away (reset or orderly close), as
+#    redis-server closes one with its replies unread;
 #  * a client that writes its whole pipeline (64 MB of ECHOs) before it
 #    reads any reply (redis-py's, Jedis's pipelines) is served, not left
 #    waiting for zarisd to read;
@@ -20,12 +21,17 @@
 #    times the threshold, is delivered whole; with CONFIG SET
 #    client-output-buffer-limit "normal 1mb 0 0" a client whose one reply
 #    is over 1mb is cut off;
-#  * CONFIG GET client-output-buffer-limit is redis-server's.
+#  * CONFIG GET client-output-buffer-limit is redis-server's;
+#  * under appendfsync always (replies wait for the fsync in the output
+#    buffer) the same pipeline with a SET before each GET: all answered,
+#    RSS bounded as well.
 # Env: ZARIS_BUILD, ZARIS_IO_BACKEND (the suite runs it with both).
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -100,16 +106,23 @@ class Reader:
         return True, i, False
 
 
-def check_big_pipeline(srv):
-    """600 GETs of 1 MiB in one write; returns (ok, replies, peak growth kB)."""
+def check_big_pipeline(srv, writes=False):
+    """600 GETs of 1 MiB in one write (each after a small SET when WRITES);
+    returns (ok, replies, closed, RSS before, peak RSS)."""
     time.sleep(0.2)
     base = srv.rss_kb()
     c = srv.client()
-    req = b"".join(encode_command("GET", "big%d" % (i % NKEYS)) for i in range(NGETS))
-    c.send_raw(req)
-    rd = Reader(srv, c.sock)
     vals = [bulk(value(i)) for i in range(NKEYS)]
-    good, n, closed = rd.expect([vals[i % NKEYS] for i in range(NGETS)], slow_bytes=32 * MiB)
+    req, exp = [], []
+    for i in range(NGETS):
+        if writes:
+            req.append(encode_command("SET", "w%d" % i, "v"))
+            exp.append(b"+OK\r\n")
+        req.append(encode_command("GET", "big%d" % (i % NKEYS)))
+        exp.append(vals[i % NKEYS])
+    c.send_raw(b"".join(req))
+    rd = Reader(srv, c.sock)
+    good, n, closed = rd.expect(exp, slow_bytes=32 * MiB)
     if good:
         good = c.call("PING").value == "PONG"
     c.close()
@@ -301,11 +314,14 @@ def main():
     ok(good, "MULTI/EXEC of 20 MiB and a BLPOP answered by another client inside a long pipeline: every "
        "reply in order (%d)" % n)
 
-    out = check_held_closes(z)
-    is_(out["kill"], (1, True), "CLIENT KILL ID closes a connection whose requests are held")
-    ok(out["reset"], "a held connection whose client resets is closed")
-    ok(out["close"], "a held connection whose client closes is closed")
-    ok(out["timeout"], "the idle timeout closes a held connection that reads nothing")
+    out = {srv.name: check_held_closes(srv) for srv in (ref, z)}
+    diag("closing a client with 100 MiB of replies unread: %r" % (out,))
+    oz, oref = out[z.name], out[ref.name]
+    is_(oz["kill"], (1, True), "CLIENT KILL ID closes a connection whose requests are held")
+    ok(oz["reset"], "a held connection whose client resets is closed")
+    ok(oz["close"], "a held connection whose client closes is closed")
+    ok(oz["timeout"], "the idle timeout closes a held connection that reads nothing")
+    is_(oz, oref, "... each as redis-server closes it")
     ok(z.alive(), "zarisd is up")
 
     for srv in (ref, z):
@@ -334,6 +350,23 @@ def main():
         "one reply is over it, as redis-server")
     ok(nl[z.name][0] is True, "... and it is cut off")
     ok(z.alive(), "zarisd is up")
+    z.stop()
+    ref.stop()
+
+    # appendfsync always: replies wait for the fsync in the output buffer,
+    # and count for the hold like any other
+    d = tempfile.mkdtemp(prefix="zaris-bp-")
+    za = start_zarisd(threads=2, extra=["--dir", d, "--appendonly", "yes", "--appendfsync", "always",
+                                        "--save", ""], name="zarisd-always")
+    store_values(za)
+    good, n, closed, base, peak = check_big_pipeline(za, writes=True)
+    diag("%s: %d (SET, GET of 1 MiB) pipelined: %d replies; RSS %d kB before, peak %d kB (+%d kB)"
+         % (za.name, NGETS, n, base, peak, peak - base))
+    ok(good and n == 2 * NGETS, "appendfsync always: %d pipelined SETs and GETs of 1 MiB all answered" % NGETS)
+    ok(peak - base < THRESHOLD_KB + MARGIN_KB, "appendfsync always: RSS grew %d kB (< %d kB)"
+       % (peak - base, THRESHOLD_KB + MARGIN_KB))
+    za.stop()
+    shutil.rmtree(d, ignore_errors=True)
     done_testing()
 
 
