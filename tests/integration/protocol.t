@@ -10,7 +10,9 @@
 #  * pipelining (1000 commands in one write), 10 MB values;
 #  * proto-max-bulk-len, client-query-buffer-limit and the normal-class
 #    client-output-buffer-limit set with CONFIG SET (a slow reader is cut off,
-#    the server's memory stays bounded).
+#    the server's memory stays bounded). By default (Redis's "normal 0 0 0")
+#    no normal client is cut off: its pipeline is held back instead, which
+#    pipeline_backpressure.t checks.
 
 import os
 import sys

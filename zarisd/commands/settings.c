@@ -485,12 +485,14 @@ void settings_init(struct settings *s)
 	atomic_init(&s->maxmemory_samples, 5);
 	atomic_init(&s->proto_max_bulk_len, 512LL * 1024 * 1024);
 	atomic_init(&s->client_query_buffer_limit, 1024LL * 1024 * 1024);
-	/* Redis leaves normal clients unlimited; an appliance must not let one
-	 * slow reader hold unbounded memory, so normal clients get a hard 256mb
-	 * and a soft 64mb-for-60s limit (CONFIG SET restores Redis's 0 0 0). */
-	atomic_init(&s->obuf_hard_limit, 256ULL * 1024 * 1024);
-	atomic_init(&s->obuf_soft_limit, 64ULL * 1024 * 1024);
-	atomic_init(&s->obuf_soft_seconds, 60);
+	/* Redis's "normal 0 0 0": normal clients are never cut off for their
+	 * output. A pipeline's replies no longer pile up (net/conn.h: its
+	 * requests wait while its output is over a few MB), so a limit would
+	 * only cut off clients that do nothing wrong (ioredis' auto-pipelining
+	 * of big GETs was cut at 256mb and sent its batch again, forever). */
+	atomic_init(&s->obuf_hard_limit, 0);
+	atomic_init(&s->obuf_soft_limit, 0);
+	atomic_init(&s->obuf_soft_seconds, 0);
 	atomic_init(&s->maxclients, 10000);
 	atomic_init(&s->timeout, 0);
 	atomic_init(&s->tcp_keepalive, 300);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -83,6 +84,22 @@ void conn_destroy(struct conn *c)
 		close(c->fd);
 	zr_free(c);
 }
+
+/* Backpressure thresholds (conn.h). 4 MiB is what Linux lets a TCP socket
+ * buffer grow to for sending (tcp_wmem's default maximum): the kernel
+ * already holds that much ahead of a fast reader, so holding as much again
+ * keeps its socket full while the next requests run, and a conn's replies
+ * cost at most this plus its largest reply. Resuming at half of it makes a
+ * hold and its end take whole replies, not one send's worth at a time. A
+ * fixed value and not a setting: it changes no reply, and a client never
+ * sees it but as TCP flow control. */
+#define CONN_BP_HIGH (4u << 20)
+#define CONN_BP_LOW (CONN_BP_HIGH / 2)
+/* How long a hold may see no output progress, with requests waiting in
+ * the socket, before it is taken for a client that reads nothing until it
+ * has written everything (conn_check_stall). A client that reads at all
+ * takes something within this; one hold per such batch costs this once. */
+#define CONN_BP_STALL_MS 500
 
 static void conn_limits(const struct conn *c, struct resp_limits *lim)
 {
@@ -206,7 +223,7 @@ void conn_group_add(struct conn_group *g, const struct conn *c, char *data, size
 	/* only where conn_feed will parse these very bytes first: no partial
 	 * request waiting in qbuf, nothing held or blocked */
 	if (g->n == CONN_GROUP_MAX || c->state != CONN_OPEN || c->close_after_send || c->paused || c->qlen ||
-	    !resp_at_start(&c->parser) || (c->client.flags & CLIENT_BLOCKED))
+	    c->bp_hold || !resp_at_start(&c->parser) || (c->client.flags & CLIENT_BLOCKED))
 		return;
 	struct store *store = c->w->srv->store;
 	if (!store)
@@ -242,6 +259,16 @@ void conn_group_prefetch(const struct conn_group *g)
 	prefetch_keys(g->store, g->key, g->n);
 }
 
+/* Whether C's pending output calls for a backpressure hold. Subscribers
+ * are left out: their output is mostly messages, which holding their
+ * requests (UNSUBSCRIBE) would not slow down; the pubsub class's limits
+ * bound them, as in Redis. */
+static bool over_backpressure(const struct conn *c)
+{
+	return c->client.out.bytes > CONN_BP_HIGH && !c->bp_lifted &&
+	       !pubsub_client_is_subscribed(&c->client);
+}
+
 static bool limits_equal(const struct resp_limits *x, const struct resp_limits *y)
 {
 	return x->max_bulk_len == y->max_bulk_len && x->max_multibulk == y->max_multibulk &&
@@ -260,8 +287,9 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 	int64_t clock_before = c->client.clock_end_us;
 	*stop = false;
 	/* CLIENT_BLOCKED (commands/blocking.h): a blocked client runs no
-	 * further request until its reply arrives (worker.c resumes it) */
-	while (pos < len && !c->close_after_send && !(c->client.flags & CLIENT_BLOCKED)) {
+	 * further request until its reply arrives (worker.c resumes it); a
+	 * held one none until its output drains (conn_sent) */
+	while (pos < len && !c->close_after_send && !(c->client.flags & CLIENT_BLOCKED) && !c->bp_hold) {
 		size_t used = 0;
 		conn_limits(c, &lim);
 		/* the last command changed the limits (AUTH, CONFIG SET): what
@@ -332,6 +360,12 @@ static size_t run_requests(struct conn *c, char *buf, size_t len, bool *stop)
 				return len;
 			}
 		}
+		/* the rest waits, unparsed, for the output to drain; the
+		 * backend stops reading (conn_reading) */
+		if (over_backpressure(c)) {
+			c->bp_hold = true;
+			c->bp_progress_ms = c->w->now_ms;
+		}
 	}
 	return pos;
 }
@@ -359,6 +393,25 @@ static void cache_obuf_hard_limit(struct conn *c)
 	c->w->obuf_hard_cached = hard ? (size_t)hard : SIZE_MAX;
 }
 
+/* Runs the requests in c->qbuf and drops what they consumed; false when
+ * the conn must close (over the output limit). */
+static bool run_qbuf(struct conn *c)
+{
+	bool stop;
+	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
+	if (c->obuf_overflow)
+		return false;
+	if (used) {
+		memmove(c->qbuf, c->qbuf + used, c->qlen - used);
+		c->qlen -= used;
+	}
+	if (c->qlen == 0 && c->qcap > 64 * 1024) {
+		ZR_FREE(c->qbuf);
+		c->qcap = 0;
+	}
+	return true;
+}
+
 bool conn_feed(struct conn *c, const char *data, size_t len)
 {
 	cache_obuf_hard_limit(c);
@@ -367,7 +420,7 @@ bool conn_feed(struct conn *c, const char *data, size_t len)
 	if (c->close_after_send)
 		return true; /* input after QUIT or an error is dropped */
 	bool stop;
-	if (c->qlen == 0 && !c->paused) {
+	if (c->qlen == 0 && !c->paused && !c->bp_hold) {
 		/* Zero-copy path: parse straight from the received bytes; the
 		 * parser writes only inside an inline request (unescaping), so
 		 * the cast is safe for the kernel-filled buffer we own. */
@@ -381,21 +434,13 @@ bool conn_feed(struct conn *c, const char *data, size_t len)
 		}
 		return true;
 	}
+	/* held (pause, backpressure): bytes a receive already took are kept */
 	if (!qbuf_append(c, data, len))
 		return false;
-	if (c->paused)
+	if (c->paused || c->bp_hold)
 		return check_qbuf_limit(c);
-	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
-	if (c->obuf_overflow)
+	if (!run_qbuf(c))
 		return false;
-	if (used) {
-		memmove(c->qbuf, c->qbuf + used, c->qlen - used);
-		c->qlen -= used;
-	}
-	if (c->qlen == 0 && c->qcap > 64 * 1024) {
-		ZR_FREE(c->qbuf);
-		c->qcap = 0;
-	}
 	return check_qbuf_limit(c);
 }
 
@@ -405,14 +450,33 @@ bool conn_resume(struct conn *c)
 	if (c->qlen == 0)
 		return true;
 	cache_obuf_hard_limit(c);
-	bool stop;
-	size_t used = run_requests(c, c->qbuf, c->qlen, &stop);
-	if (c->obuf_overflow)
+	return run_qbuf(c);
+}
+
+bool conn_release(struct conn *c)
+{
+	c->bp_release = false;
+	if (c->qlen == 0 || c->paused || c->bp_hold || c->close_after_send ||
+	    (c->client.flags & CLIENT_BLOCKED))
+		return true;
+	cache_obuf_hard_limit(c);
+	return run_qbuf(c);
+}
+
+bool conn_check_stall(struct conn *c, int64_t now_ms)
+{
+	/* replies held for fsync wait for the disk, not for the client */
+	if (!c->bp_hold || c->durable_waiting || now_ms - c->bp_progress_ms < CONN_BP_STALL_MS)
 		return false;
-	if (used) {
-		memmove(c->qbuf, c->qbuf + used, c->qlen - used);
-		c->qlen -= used;
-	}
+	int waiting = 0;
+	if (ioctl(c->fd, FIONREAD, &waiting) < 0 || waiting <= 0)
+		return false; /* all it sent is read: holding cannot block it */
+	zr_log(ZR_LOG_VERBOSE,
+	       "Client id=%llu addr=%s reads no replies while it sends requests: backpressure given up (omem=%zu)",
+	       (unsigned long long)c->client.id, c->client.addr, c->client.out.bytes);
+	c->bp_hold = false;
+	c->bp_lifted = true;
+	c->bp_release = true;
 	return true;
 }
 
@@ -453,6 +517,13 @@ void conn_sent(struct conn *c, size_t n)
 	obuf_consume(&c->client.out, n);
 	STAT_ADD(c->w->stats, net_output_bytes, n);
 	atomic_store_explicit(&c->client.last_interaction_ms, c->w->now_ms, memory_order_relaxed);
+	if (!c->bp_hold && !c->bp_lifted)
+		return;
+	c->bp_progress_ms = c->w->now_ms;
+	if (c->client.out.bytes <= CONN_BP_LOW) {
+		c->bp_release = c->bp_hold;
+		c->bp_hold = c->bp_lifted = false;
+	}
 }
 
 void conn_publish(struct conn *c)

@@ -7,6 +7,15 @@
  * query buffer is empty, requests are parsed straight out of the bytes the
  * kernel delivered (the provided buffer, for io_uring) and only a partial
  * tail is copied. Owned by one worker thread for its whole life.
+ *
+ * Backpressure: a normal client whose pending output (held replies under
+ * appendfsync always included) passes CONN_BP_HIGH has its further
+ * requests left unparsed in the query buffer, and the backend stops
+ * reading its socket (conn_reading()), so TCP's window closes on the
+ * client instead of zarisd holding every reply of a long pipeline. Below
+ * CONN_BP_LOW the hold ends: the buffered requests run, then reading
+ * resumes. The output buffer limits then apply only to output that grows
+ * without new requests being read (pub/sub messages, one huge reply).
  */
 #ifndef ZR_CONN_H
 #define ZR_CONN_H
@@ -48,8 +57,22 @@ struct conn {
 	uint64_t recv_user_data; /* io_uring: cookie of the armed multishot recv */
 	bool recv_armed;
 	bool send_inflight;
-	bool epollout; /* epoll: EPOLLOUT registered */
+	bool epollout;	    /* epoll: EPOLLOUT registered */
+	bool epoll_noin;    /* epoll: EPOLLIN dropped while the conn is not reading */
+	bool recv_stopping; /* io_uring: recv cancelled for backpressure, its last completion pending */
+	/* Backpressure (see the header): at most one of bp_hold, bp_lifted. */
+	bool bp_hold;		/* requests wait unparsed until the output drains to CONN_BP_LOW */
+	bool bp_lifted;		/* a stalled hold was given up: no new hold until the output drains */
+	bool bp_release;	/* the hold ended: the worker runs the held requests (conn_release) */
+	int64_t bp_progress_ms; /* when the held output last shrank (or the hold began) */
 };
+
+/* Whether the backend should read C's socket: not while its requests are
+ * held for backpressure. */
+static inline bool conn_reading(const struct conn *c)
+{
+	return !c->bp_hold;
+}
 
 /* Allocates a connection for FD accepted by worker W and registers its
  * client. The caller owns it until conn_destroy(). */
@@ -63,6 +86,18 @@ void conn_destroy(struct conn *c);
 bool conn_feed(struct conn *c, const char *data, size_t len);
 /* Re-runs requests held by CLIENT PAUSE; false when the conn must close. */
 bool conn_resume(struct conn *c);
+/* Runs the requests a backpressure hold kept back, once it has ended
+ * (c->bp_release, set by conn_sent or conn_check_stall); clears
+ * bp_release. False when the conn must close. The caller then lets the
+ * backend start reading again (the hold may also have begun anew). */
+bool conn_release(struct conn *c);
+/* Timer: gives up a hold that may be a deadlock — nothing sent for a
+ * while and request bytes waiting in the socket: a client that writes its
+ * whole pipeline before reading any reply (redis-py, Jedis pipelines)
+ * would wait forever for zarisd to read. Such a client is then served as
+ * Redis serves it (its output grows) until the output drains. True when
+ * the hold ended (bp_release set: queue C for the turn's end). */
+bool conn_check_stall(struct conn *c, int64_t now_ms);
 /* Checks the output buffer limits after replies were added; false when the
  * client must be closed (logged). */
 bool conn_check_output_limits(struct conn *c, int64_t now_ms);
@@ -70,7 +105,9 @@ bool conn_check_output_limits(struct conn *c, int64_t now_ms);
 void conn_publish(struct conn *c);
 /* Accounts N bytes of c->client.out written to the socket by a backend:
  * drops them from the buffer; like Redis, a write is an interaction, so a
- * client that is sent a reply or a message is not idle (--timeout). */
+ * client that is sent a reply or a message is not idle (--timeout). Ends a
+ * backpressure hold once the output is down to CONN_BP_LOW (bp_release:
+ * the backend queues C so that the worker runs what was held). */
 void conn_sent(struct conn *c, size_t n);
 
 /* Group prefetching across connections. Without a pipeline each

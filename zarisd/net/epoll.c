@@ -3,7 +3,10 @@
  * event fd for reading, connections for reading and, while a reply is
  * stuck on a full socket buffer, for writing. Received bytes go through
  * the same worker_input() as io_uring's; replies of a loop turn are
- * written at its end with writev.
+ * written at its end with writev. While a conn's requests are held for
+ * backpressure (conn_reading() false, conn.h) EPOLLIN is dropped, so its
+ * bytes stay in the socket; EPOLLHUP/EPOLLERR still come, and a held conn
+ * always has output to write, whose failure closes it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,28 +76,38 @@ static void epoll_close_conn(struct worker *w, struct conn *c)
 	e->closed = c;
 }
 
+/* Watches C for writing when ON, and for reading while conn_reading(). */
 static void set_epollout(struct epoll_state *e, struct conn *c, bool on)
 {
-	if (c->epollout == on)
+	bool noin = !conn_reading(c);
+	if (c->epollout == on && c->epoll_noin == noin)
 		return;
-	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0),
+	struct epoll_event ev = { .events = (noin ? 0 : EPOLLIN) | (on ? EPOLLOUT : 0),
 				  .data.u64 = (uint64_t)(uintptr_t)c };
 	epoll_ctl(e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	c->epollout = on;
+	c->epoll_noin = noin;
+}
+
+static void epoll_reading(struct worker *w, struct conn *c)
+{
+	if (c->state == CONN_OPEN)
+		set_epollout(w->bstate, c, c->epollout);
 }
 
 static void epoll_send(struct worker *w, struct conn *c)
 {
 	struct epoll_state *e = w->bstate;
 	struct iovec iov[EPOLL_IOV];
+	bool blocked = false;
 	while (c->client.out.bytes) {
 		int n = obuf_iov(&c->client.out, iov, EPOLL_IOV);
 		ssize_t r = writev(c->fd, iov, n);
 		STAT_INC(w->stats, total_writes);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				set_epollout(e, c, true);
-				return;
+				blocked = true;
+				break;
 			}
 			if (errno == EINTR)
 				continue;
@@ -103,8 +116,10 @@ static void epoll_send(struct worker *w, struct conn *c)
 		}
 		conn_sent(c, (size_t)r);
 	}
-	set_epollout(e, c, false);
-	if (c->close_after_send)
+	set_epollout(e, c, blocked);
+	if (c->bp_release)
+		worker_queue_send(w, c); /* the turn's end runs the held requests */
+	if (!blocked && c->close_after_send)
 		epoll_close_conn(w, c);
 }
 
@@ -123,25 +138,29 @@ static void on_listener(struct worker *w, struct epoll_state *e, int idx)
 	}
 }
 
+/* Reads C; once only when it is held (an EPOLLHUP or EPOLLERR, or an
+ * EPOLLIN reported before the hold began): the bytes join its query
+ * buffer, an EOF closes it. */
 static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c)
 {
-	for (int i = 0; i < 16 && c->state == CONN_OPEN; i++) {
+	for (int i = 0; i < 16 && c->state == CONN_OPEN && (i == 0 || conn_reading(c)); i++) {
 		ssize_t r = recv(c->fd, e->buf, sizeof(e->buf), 0);
 		if (r > 0) {
 			STAT_INC(w->stats, total_reads);
 			if (!worker_input(w, c, e->buf, (size_t)r))
 				epoll_close_conn(w, c);
 			if ((size_t)r < sizeof(e->buf))
-				return;
+				break;
 			continue;
 		}
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
+			break;
 		if (r < 0 && errno == EINTR)
 			continue;
 		epoll_close_conn(w, c); /* EOF or error */
 		return;
 	}
+	epoll_reading(w, c);
 }
 
 /* Frees the conns closed so far; called after worker_turn_end(), when no
@@ -208,6 +227,7 @@ const struct net_backend net_backend_epoll = {
 	.run = epoll_run,
 	.close_conn = epoll_close_conn,
 	.send = epoll_send,
+	.reading = epoll_reading,
 	.released = epoll_released,
 	.destroy = epoll_destroy,
 };

@@ -19,6 +19,16 @@
  * the buffers have been returned. Any completion without F_MORE means the
  * recv is no longer armed; it is re-armed unless the conn is closing.
  *
+ * Backpressure (conn.h): while a conn's requests are held (conn_reading()
+ * false) it keeps no recv armed: the multishot recv is cancelled by its
+ * cookie (recv_stopping), the completions already on their way are fed as
+ * usual (conn_feed keeps their bytes in the query buffer, so buffers are
+ * still handed back at once), and its -ECANCELED ends the recv without
+ * closing the conn. The bytes the client sends meanwhile stay in the
+ * socket and TCP's window closes. When the hold ends the worker calls
+ * uring_reading(), which arms a new recv (after the cancelled one's last
+ * completion if it is still to come).
+ *
  * Send: at most one send per connection in flight, of the output buffer's
  * first chunk; replies produced during a loop turn are sent once at its
  * end (worker_turn_end). A short send re-queues the rest.
@@ -208,6 +218,24 @@ static void uring_close_conn(struct worker *w, struct conn *c)
 		maybe_free(w, c);
 }
 
+/* Arms C's recv if it should read and has none, cancels it if it should
+ * not (see the file header). */
+static void uring_reading(struct worker *w, struct conn *c)
+{
+	struct uring_state *u = w->bstate;
+	if (c->state != CONN_OPEN)
+		return;
+	if (conn_reading(c)) {
+		if (!c->recv_armed)
+			arm_recv(u, c);
+	} else if (c->recv_armed && !c->recv_stopping) {
+		struct io_uring_sqe *sqe = get_sqe(u);
+		io_uring_prep_cancel64(sqe, c->recv_user_data, 0);
+		io_uring_sqe_set_data64(sqe, TAG_CANCEL);
+		c->recv_stopping = true;
+	}
+}
+
 static void uring_send(struct worker *w, struct conn *c)
 {
 	struct uring_state *u = w->bstate;
@@ -227,8 +255,9 @@ static void on_recv(struct worker *w, struct uring_state *u, struct conn *c, str
 {
 	int res = cqe->res;
 	bool more = cqe->flags & IORING_CQE_F_MORE;
+	bool stopping = c->recv_stopping;
 	if (!more)
-		c->recv_armed = false;
+		c->recv_armed = c->recv_stopping = false;
 	if (res > 0) {
 		unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
 		char *data = u->bufs + (size_t)bid * URING_BUFSZ;
@@ -239,12 +268,13 @@ static void on_recv(struct worker *w, struct uring_state *u, struct conn *c, str
 		io_uring_buf_ring_advance(u->br, 1);
 		if (!ok)
 			uring_close_conn(w, c);
-	} else if (res != -ENOBUFS) {
-		/* 0 = peer closed; -ECANCELED after our own cancel; others are errors */
+	} else if (res != -ENOBUFS && !(res == -ECANCELED && stopping)) {
+		/* 0 = peer closed; -ECANCELED after our own cancel (of a
+		 * closing conn; a backpressure cancel only stops reading);
+		 * others are errors */
 		uring_close_conn(w, c);
 	}
-	if (!c->recv_armed && c->state == CONN_OPEN)
-		arm_recv(u, c);
+	uring_reading(w, c);
 	maybe_free(w, c);
 }
 
@@ -256,7 +286,7 @@ static void on_send(struct worker *w, struct uring_state *u, struct conn *c, int
 		uring_close_conn(w, c);
 	} else if (c->state == CONN_OPEN) {
 		conn_sent(c, (size_t)res);
-		if (c->client.out.bytes || c->close_after_send)
+		if (c->client.out.bytes || c->close_after_send || c->bp_release)
 			worker_queue_send(w, c);
 	}
 	maybe_free(w, c);
@@ -372,6 +402,7 @@ const struct net_backend net_backend_uring = {
 	.run = uring_run,
 	.close_conn = uring_close_conn,
 	.send = uring_send,
+	.reading = uring_reading,
 	.released = uring_released,
 	.destroy = uring_destroy,
 };

@@ -343,13 +343,18 @@ static void scan_conns(struct worker *w, bool timer)
 			continue;
 		}
 		if (timer) {
+			/* a client that sends while it reads nothing: conn.h */
+			if (conn_check_stall(c, w->now_ms))
+				worker_queue_send(w, c);
 			int64_t last =
 				atomic_load_explicit(&c->client.last_interaction_ms, memory_order_relaxed);
 			/* like Redis, subscribers and blocked clients are never
-			 * closed for being idle */
+			 * closed for being idle; nor one whose replies wait for
+			 * the socket, unless its requests are held (backpressure):
+			 * then nothing was sent for the whole time either */
 			if (timeout > 0 && w->now_ms - last > (int64_t)timeout * 1000 &&
-			    c->client.out.bytes == 0 && !(c->client.flags & CLIENT_BLOCKED) &&
-			    !pubsub_client_is_subscribed(&c->client)) {
+			    (c->client.out.bytes == 0 || (c->bp_hold && !c->durable_waiting)) &&
+			    !(c->client.flags & CLIENT_BLOCKED) && !pubsub_client_is_subscribed(&c->client)) {
 				zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu",
 				       (unsigned long long)c->client.id);
 				close_conn(w, c);
@@ -476,6 +481,15 @@ int64_t worker_turn_end(struct worker *w)
 			w->backend->released(w, c);
 			continue;
 		}
+		if (c->bp_release) {
+			/* a backpressure hold ended: its requests run, then the
+			 * socket is read again (unless they began a new hold) */
+			if (!conn_release(c)) {
+				close_conn(w, c);
+				continue;
+			}
+			w->backend->reading(w, c);
+		}
 		if (!conn_check_output_limits(c, w->now_ms)) {
 			close_conn(w, c);
 			continue;
@@ -503,7 +517,9 @@ int64_t worker_turn_end(struct worker *w)
 		worker_cron(w);
 		now = zr_mono_us();
 	}
+	int64_t blocked_us = blocked_timer(w); /* times out the blocked clients due */
+	if (w->send_head)
+		return 0; /* the timer queued sends (a hold given up, a pause over) */
 	int64_t wait_us = w->next_cron_us > now ? w->next_cron_us - now : 0;
-	int64_t blocked_us = blocked_timer(w);
 	return blocked_us < wait_us ? blocked_us : wait_us;
 }

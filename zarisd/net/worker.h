@@ -31,6 +31,9 @@ struct net_backend {
 	void (*close_conn)(struct worker *w, struct conn *c);
 	/* Sends what C's output buffer holds (called once per loop turn). */
 	void (*send)(struct worker *w, struct conn *c);
+	/* conn_reading(C) may have changed (a backpressure hold ended or
+	 * began): arm its receive again, or stop it. */
+	void (*reading)(struct worker *w, struct conn *c);
 	/* C, closing, was just taken off the pending-send list: the worker
 	 * holds no more references to it (the backend may free it now). */
 	void (*released)(struct worker *w, struct conn *c);
