@@ -169,6 +169,11 @@ void worker_join(struct worker *w)
 	pthread_join(w->thread, NULL);
 }
 
+bool worker_try_join(struct worker *w)
+{
+	return pthread_tryjoin_np(w->thread, NULL) == 0;
+}
+
 void worker_drop_conns(struct worker *w)
 {
 	while (w->conns) {
