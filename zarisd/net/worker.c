@@ -444,6 +444,10 @@ static void worker_cron(struct worker *w)
 int64_t worker_turn_end(struct worker *w)
 {
 	STAT_INC(w->stats, loop_iterations);
+	/* a busy shutdown's final save has its image (persist.h): a reply now
+	 * could acknowledge a write that is not in it; the process is ending */
+	if (w->send_head && persist_replies_frozen(w->srv))
+		return 0;
 	while (w->send_head) {
 		struct conn *c = w->send_head;
 		w->send_head = c->send_next;

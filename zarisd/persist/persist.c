@@ -79,8 +79,9 @@ struct persist {
 	int fin_state;		 /* enum fin_state, under fin_mu */
 	int fin_rc;		 /* the final save's result once FIN_DONE */
 	/* Set at the instant of that final save (every shard lock held, so
-	 * a command that locks after it sees it): a write from then on would
-	 * be missing from the image and must never be acknowledged. */
+	 * a command that locks after it sees it): a write from then on is
+	 * missing from the image, so no reply is sent any more
+	 * (persist_replies_frozen). Relaxed: the shard locks order it. */
 	_Atomic int frozen;
 };
 
@@ -104,6 +105,12 @@ struct change_slot {
 
 static _Atomic uint64_t txn_ids;
 
+static _Atomic uint64_t persist_ids;
+static _Thread_local struct change_slot *tl_slot;
+static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
+static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
+static _Thread_local struct jbuf tl_rec;
+
 /* A thread whose work must not go on while a busy shutdown ends the
  * process (persist_shutdown_busy) waits here for the end. Signals are
  * blocked in every thread (net.h), so nothing wakes it. */
@@ -112,11 +119,6 @@ static void park_until_exit(void)
 	for (;;)
 		pause();
 }
-static _Atomic uint64_t persist_ids;
-static _Thread_local struct change_slot *tl_slot;
-static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
-static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
-static _Thread_local struct jbuf tl_rec;
 
 int persist_write_errno(struct server *srv)
 {
@@ -187,10 +189,6 @@ uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 	struct persist *p = c->srv->persist;
 	if (p && gated(c, cmd))
 		pthread_rwlock_rdlock(&p->gate);
-	/* relaxed: the shard locks (or the gate) held here order it after the
-	 * instant that set it */
-	if (p && (cmd->flags & CMD_WRITE) && atomic_load_explicit(&p->frozen, memory_order_relaxed))
-		park_until_exit();
 	return store_thread_dirty();
 }
 
@@ -413,7 +411,7 @@ struct instant_ctx {
 
 /* At a save's instant, every shard lock held: once a busy shutdown gave
  * up on its final save, no save may cut the log (aof_freeze stops it), so
- * the thread parks; the final save itself freezes writes from here on. */
+ * the thread parks; the final save itself freezes replies from here on. */
 static void instant_gate(struct instant_ctx *ic)
 {
 	struct persist *p = ic->p;
@@ -864,6 +862,12 @@ static void fin_wait(struct persist *p, int state, int64_t deadline_ms)
 	}
 }
 
+bool persist_replies_frozen(const struct server *srv)
+{
+	const struct persist *p = srv->persist;
+	return p && atomic_load_explicit(&p->frozen, memory_order_relaxed);
+}
+
 int persist_shutdown_busy(struct server *srv, int64_t wait_ms)
 {
 	struct persist *p = srv->persist;
@@ -884,6 +888,10 @@ int persist_shutdown_busy(struct server *srv, int64_t wait_ms)
 	fin_wait(p, FIN_INSTANT, -1);
 	int r = p->fin_state == FIN_DONE ? p->fin_rc : -ETIMEDOUT;
 	pthread_mutex_unlock(&p->fin_mu);
+	if (started && r != -ETIMEDOUT)
+		pthread_join(t, NULL); /* it ends right after FIN_DONE */
+	else if (started)
+		pthread_detach(t); /* stuck on a shard lock: it ends with the process */
 	if (r == -ETIMEDOUT)
 		zr_log(ZR_LOG_WARNING,
 		       "Could not save consistently: the final save waited %lld ms for a shard lock that a "
