@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/dispatch.h"
@@ -85,6 +86,8 @@ int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen)
 	const struct net_backend *backend = net_choose_backend(0);
 	struct floor_ready ready = { .o = o, .backend = backend->name };
 	int rc = net_serve(&srv, backend, o->threads, cfg.cores, cfg.ncores, floor_on_ready, &ready);
+	if (rc == -EBUSY)
+		_exit(1); /* a worker did not stop (net.h): nothing may be freed */
 	mailbox_destroy(srv.mailbox);
 	registry_destroy(srv.clients);
 	store_destroy(srv.store);

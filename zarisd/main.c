@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config/zconf.h"
+#include "zarisd/commands/client.h"
 #include "zarisd/commands/mailbox.h"
 #include "zarisd/commands/registry.h"
 #include "zarisd/commands/server.h"
@@ -162,9 +163,24 @@ static void load_config_file(struct settings *cfg, const struct start_args *a)
 		exit(1);
 }
 
+/* Runs one request of C on its worker. Once a stop was asked for, requests
+ * are left unread (paused, as CLIENT PAUSE does): what ran before the final
+ * save's instant is in it, nothing later is acknowledged. The request's
+ * name is published for the shutdown's log of busy workers (stats.h). */
 static int execute_command(struct client *c)
 {
-	return (int)dispatch_command(c);
+	if (atomic_load_explicit(&c->srv->shutdown, memory_order_relaxed))
+		return DISPATCH_PAUSED;
+	uint64_t name[2] = { 0, 0 };
+	if (c->argc > 0)
+		memcpy(name, c->argv[0].ptr, c->argv[0].len < sizeof(name) ? c->argv[0].len : sizeof(name));
+	if (!name[0])
+		name[0] = 1; /* an empty name still reads as busy */
+	atomic_store_explicit(&c->stats->running[1], name[1], memory_order_relaxed);
+	atomic_store_explicit(&c->stats->running[0], name[0], memory_order_relaxed);
+	int rc = (int)dispatch_command(c);
+	atomic_store_explicit(&c->stats->running[0], 0, memory_order_relaxed);
+	return rc;
 }
 
 struct ready_ctx {
@@ -250,6 +266,24 @@ static void write_pidfile(const char *path)
 	}
 	fprintf(f, "%d\n", (int)getpid());
 	fclose(f);
+}
+
+/* How long the final save of a shutdown may wait for the shard locks
+ * once net_serve gave up on a busy worker (zarisd/README.md, "Stopping"). */
+#define SHUTDOWN_LOCK_WAIT_MS 5000
+
+/* A worker did not stop within NET_STOP_WAIT_MS (net.h, logged): the final
+ * save if the shard locks come in time, the log on disk, then the process
+ * ends here, at once. Nothing is freed and exit handlers do not run: the
+ * busy worker still uses the server. Exit status 0 when what was due is
+ * saved, 1 when it could not be saved consistently. */
+static void exit_busy(struct server *srv)
+{
+	int r = persist_shutdown_busy(srv, SHUTDOWN_LOCK_WAIT_MS);
+	zr_log(ZR_LOG_WARNING, "%s",
+	       r == 0 ? "Zaris is now ready to exit, bye bye..."
+		      : "Zaris exits without a consistent final save.");
+	_exit(r == 0 ? 0 : 1);
 }
 
 /* Transparent huge pages make a 4 KiB write fault in 2 MiB and can inflate
@@ -354,6 +388,8 @@ int main(int argc, char **argv)
 		rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
 		if (cfg.pidfile[0])
 			unlink(cfg.pidfile);
+		if (rc == -EBUSY)
+			exit_busy(&srv);
 		persist_shutdown(&srv); /* the final save (unless SHUTDOWN NOSAVE), log flushed */
 		if (rc == 0)
 			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");

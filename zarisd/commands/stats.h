@@ -43,6 +43,11 @@ struct worker_stats {
 #undef WORKER_STATS_DECLARE
 	struct cmd_stat *cmd; /* [command_table_size()] */
 	unsigned worker;
+	/* The request this worker is executing: the first 16 bytes of its
+	 * name (NUL padded), running[0] 0 between requests. Written by the
+	 * worker around each request (main.c), read by the main thread when a
+	 * worker does not stop at shutdown, to name what it is busy with. */
+	_Atomic uint64_t running[2];
 };
 
 /* Adds N to a counter; only the owning worker calls these. */

@@ -154,111 +154,166 @@ size_t zr_d_to_str(char *buf, size_t size, double v)
 	return (n < 0 || (size_t)n >= size) ? 0 : (size_t)n;
 }
 
+/* Redis 7.0.15's stringmatchlen, without its recursion. Redis recurses once
+ * per '*' and, since 7.0.9 (CVE-2022-36021), stops every pending '*' as soon
+ * as one of them has tried the whole rest of the string in vain
+ * (skipLongerMatches): a longer match for an earlier star would need the
+ * rest of the pattern to match further on, which was just ruled out. So
+ * only the innermost star is ever retried, and one backtrack point (where
+ * the rest of the pattern after that star starts, and where the star's
+ * match would end) gives the same answers with O(plen * slen) steps and no
+ * stack (Redis 7.0.15 has no nesting limit; a pattern of a million stars
+ * costs zarisd no stack at all).
+ *
+ * Byte quirks kept from Redis on x86-64: bytes compare as signed char (a
+ * range such as [a-\xff] is swapped into [\xff-a]), NOCASE folds ASCII only
+ * (Redis never sets LC_CTYPE) and after the swap of a range's ends, an
+ * escaped byte inside a class is compared without folding, an unterminated
+ * class ends at the pattern's end. STEPS, when not NULL, is increased by
+ * the pattern elements examined (for the unit test). */
 static int glob_fold(int c, bool nocase)
 {
-	return nocase ? tolower(c) : c;
+	return nocase && c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-static bool glob_match_rec(const char *p, size_t plen, const char *s, size_t slen, bool nocase, int depth)
+/* Matches the class starting after '[' at P (PLEN bytes left) against C;
+ * returns how many pattern bytes the class took, the closing ']' included
+ * when present, and sets *MATCH. */
+static size_t glob_class(const char *p, size_t plen, int c, bool nocase, bool *match)
 {
-	if (depth > 1000)
-		return false; /* pathological patterns: refuse rather than recurse forever */
-	while (plen && slen) {
-		switch (p[0]) {
-		case '*':
-			while (plen > 1 && p[1] == '*') {
-				p++;
-				plen--;
-			}
-			if (plen == 1)
-				return true;
-			while (slen) {
-				if (glob_match_rec(p + 1, plen - 1, s, slen, nocase, depth + 1))
-					return true;
-				s++;
-				slen--;
-			}
-			return false;
-		case '?':
+	size_t i = 0;
+	bool negate = plen && p[0] == '^';
+	bool hit = false;
+	if (negate)
+		i++;
+	for (;;) {
+		if (i + 1 < plen && p[i] == '\\') {
+			i++;
+			if ((signed char)p[i] == c)
+				hit = true;
+		} else if (i == plen) {
+			break; /* unterminated: Redis takes the last byte as the close */
+		} else if (p[i] == ']') {
+			i++;
 			break;
-		case '[': {
-			p++;
-			plen--;
-			bool negate = plen && p[0] == '^';
-			if (negate) {
-				p++;
-				plen--;
+		} else if (i + 2 < plen && p[i + 1] == '-') {
+			int lo = (signed char)p[i], hi = (signed char)p[i + 2];
+			if (lo > hi) {
+				int t = lo;
+				lo = hi;
+				hi = t;
 			}
-			bool match = false;
-			while (plen && p[0] != ']') {
-				if (p[0] == '\\' && plen >= 2) {
+			lo = glob_fold(lo, nocase);
+			hi = glob_fold(hi, nocase);
+			if (glob_fold(c, nocase) >= lo && glob_fold(c, nocase) <= hi)
+				hit = true;
+			i += 2;
+		} else if (glob_fold((signed char)p[i], nocase) == glob_fold(c, nocase)) {
+			hit = true;
+		}
+		i++;
+	}
+	*match = negate ? !hit : hit;
+	return i;
+}
+
+/* One pattern element at P against the byte C: true when it matches, and
+ * *TAKEN is how many pattern bytes it spans ('*' is handled by the caller). */
+static bool glob_element(const char *p, size_t plen, int c, bool nocase, size_t *taken)
+{
+	bool match;
+	switch (p[0]) {
+	case '?':
+		*taken = 1;
+		return true;
+	case '[':
+		*taken = 1 + glob_class(p + 1, plen - 1, c, nocase, &match);
+		return match;
+	case '\\':
+		if (plen >= 2) {
+			*taken = 2;
+			return glob_fold((signed char)p[1], nocase) == glob_fold(c, nocase);
+		}
+		/* a trailing backslash is itself */
+		*taken = 1;
+		return '\\' == glob_fold(c, nocase);
+	default:
+		*taken = 1;
+		return glob_fold((signed char)p[0], nocase) == glob_fold(c, nocase);
+	}
+}
+
+static bool glob_match(const char *p, size_t plen, const char *s, size_t slen, bool nocase, uint64_t *steps)
+{
+	const char *star_p = NULL, *star_s = NULL; /* the innermost star's retry point */
+	size_t star_plen = 0, star_slen = 0;
+	uint64_t n = 0;
+	bool matched;
+
+	for (;;) {
+		/* one linear run of Redis's loop, from (p, s) to a verdict */
+		while (plen && slen) {
+			n++;
+			if (p[0] == '*') {
+				while (plen > 1 && p[1] == '*') {
 					p++;
 					plen--;
-					if (p[0] == s[0])
-						match = true;
-				} else if (plen >= 3 && p[1] == '-') {
-					int lo = glob_fold((unsigned char)p[0], nocase);
-					int hi = glob_fold((unsigned char)p[2], nocase);
-					int c = glob_fold((unsigned char)s[0], nocase);
-					if (lo > hi) {
-						int t = lo;
-						lo = hi;
-						hi = t;
-					}
-					if (c >= lo && c <= hi)
-						match = true;
-					p += 2;
-					plen -= 2;
-				} else if (glob_fold((unsigned char)p[0], nocase) ==
-					   glob_fold((unsigned char)s[0], nocase)) {
-					match = true;
 				}
-				p++;
-				plen--;
+				if (plen == 1) {
+					matched = true;
+					goto out;
+				}
+				/* this star's outcome is now the whole match's: the
+				 * earlier star is never retried (skipLongerMatches) */
+				star_p = p + 1;
+				star_plen = plen - 1;
+				star_s = s;
+				star_slen = slen;
+				p = star_p;
+				plen = star_plen;
+				continue;
 			}
-			if (plen == 0) {
-				/* unterminated class: Redis treats the end as the close */
-				p--;
-				plen++;
+			size_t taken;
+			if (!glob_element(p, plen, (signed char)s[0], nocase, &taken))
+				goto retry;
+			p += taken;
+			plen -= taken;
+			s++;
+			slen--;
+			if (slen == 0) {
+				while (plen && p[0] == '*') {
+					p++;
+					plen--;
+				}
 			}
-			if (negate)
-				match = !match;
-			if (!match)
-				return false;
-			break;
 		}
-		case '\\':
-			if (plen >= 2) {
-				p++;
-				plen--;
-			}
-			/* fall through */
-		default:
-			if (glob_fold((unsigned char)p[0], nocase) != glob_fold((unsigned char)s[0], nocase))
-				return false;
-			break;
+		if (plen == 0 && slen == 0) {
+			matched = true;
+			goto out;
 		}
-		p++;
-		plen--;
-		s++;
-		slen--;
-		if (slen == 0) {
-			while (plen && p[0] == '*') {
-				p++;
-				plen--;
-			}
-			break;
+retry:
+		/* the innermost star takes one byte more; once it has tried
+		 * every start left, Redis gives up on the whole pattern */
+		if (!star_p || star_slen <= 1) {
+			matched = false;
+			goto out;
 		}
+		star_s++;
+		star_slen--;
+		p = star_p;
+		plen = star_plen;
+		s = star_s;
+		slen = star_slen;
 	}
-	/* Redis's stringmatchlen: an empty string matches only an empty
-	 * pattern, not even "*" (KEYS and SCAN shortcut a lone "*" before
-	 * matching, PSUBSCRIBE and PUBSUB CHANNELS do not) */
-	return plen == 0 && slen == 0;
+out:
+	if (steps)
+		*steps += n;
+	return matched;
 }
 
 bool zr_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase)
 {
-	return glob_match_rec(pat, plen, str, slen, nocase, 0);
+	return glob_match(pat, plen, str, slen, nocase, NULL);
 }
 
 int64_t zr_time_ms(void)

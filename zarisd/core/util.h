@@ -36,8 +36,10 @@ size_t zr_ld_to_str(char *buf, size_t size, long double v);
 /* Formats a double as Redis replies with it (%.17g, "inf"/"-inf"). */
 size_t zr_d_to_str(char *buf, size_t size, double v);
 
-/* Glob-style match of STR against PATTERN, Redis's stringmatchlen: * ? [a-z]
- * [^x] and backslash escapes. */
+/* Glob-style match of STR against PATTERN with exactly the answers of Redis
+ * 7.0.15's stringmatchlen: * ? [a-z] [^x] and backslash escapes, NOCASE
+ * folding ASCII. At most about PLEN * SLEN steps and no recursion, whatever
+ * the pattern (Redis 7.0.9's fix of CVE-2022-36021). */
 bool zr_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
 
 /* Wall clock in milliseconds / microseconds since the epoch (for TTLs,

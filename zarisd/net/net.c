@@ -12,6 +12,7 @@
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
 #include "zarisd/net/worker.h"
 
 /* Whether this kernel (and sandbox) lets us set up an io_uring with the
@@ -60,6 +61,71 @@ static void free_workers(struct worker *workers, unsigned n)
 		}
 	}
 	zr_free(workers);
+}
+
+/* The request worker W is busy with, as text for the log: the first 16
+ * bytes of its name, unprintable ones as '?'; "" between requests. */
+static void busy_with(const struct worker *w, char out[17])
+{
+	uint64_t name[2] = { atomic_load_explicit(&w->stats->running[0], memory_order_relaxed),
+			     atomic_load_explicit(&w->stats->running[1], memory_order_relaxed) };
+	memcpy(out, name, 16);
+	out[16] = '\0';
+	if (!name[0])
+		out[0] = '\0';
+	for (int i = 0; out[i]; i++)
+		if (out[i] < 0x20 || out[i] > 0x7e)
+			out[i] = '?';
+}
+
+static void log_busy(const struct worker *workers, const bool *joined, unsigned n, bool giving_up)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (joined[i])
+			continue;
+		char cmd[17];
+		busy_with(&workers[i], cmd);
+		if (giving_up)
+			zr_log(ZR_LOG_WARNING,
+			       "Worker %u is still running %s%s%s after %d s: stopping without it", i,
+			       cmd[0] ? "the command '" : "(between commands)", cmd, cmd[0] ? "'" : "",
+			       NET_STOP_WAIT_MS / 1000);
+		else
+			zr_log(ZR_LOG_WARNING, "Waiting for worker %u to stop: it is running %s%s%s", i,
+			       cmd[0] ? "the command '" : "(between commands)", cmd, cmd[0] ? "'" : "");
+	}
+}
+
+/* Joins workers[0..N) within NET_STOP_WAIT_MS, naming in the log after a
+ * second those still busy and what with. Returns how many did not stop. */
+static unsigned join_workers(struct worker *workers, unsigned n)
+{
+	bool *joined = zr_calloc(n ? n : 1, sizeof(bool));
+	int64_t start = zr_mono_us(), deadline = start + (int64_t)NET_STOP_WAIT_MS * 1000;
+	bool told = false;
+	unsigned left = n;
+	while (left) {
+		for (unsigned i = 0; i < n; i++)
+			if (!joined[i] && worker_try_join(&workers[i])) {
+				joined[i] = true;
+				left--;
+			}
+		int64_t now = zr_mono_us();
+		if (left && !told && now - start >= 1000000) {
+			log_busy(workers, joined, n, false);
+			told = true;
+		}
+		if (left && now >= deadline) {
+			log_busy(workers, joined, n, true);
+			break;
+		}
+		if (left) {
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	zr_free(joined);
+	return left;
 }
 
 void net_block_stop_signals(sigset_t *sigs)
@@ -134,9 +200,12 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 	}
 	server_wake_all(srv);
 	/* Join every worker before closing anything: until the last one
-	 * stops, any may still wake another through its event fd. */
-	for (unsigned i = 0; i < started; i++)
-		worker_join(&workers[i]);
+	 * stops, any may still wake another through its event fd. One busy
+	 * in a long command (DEBUG SLEEP, EXEC of one) is not waited for
+	 * beyond the bound: it still runs, so nothing it may touch is freed
+	 * (workers, their stats, the wake-up path) and the caller exits. */
+	if (join_workers(workers, started))
+		return -EBUSY;
 	for (unsigned i = 0; i < started; i++)
 		worker_drop_conns(&workers[i]);
 	/* after this no thread (the log writer included) can reach an event

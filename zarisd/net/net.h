@@ -13,6 +13,11 @@
 struct server;
 struct net_backend;
 
+/* How long net_serve waits for its workers to stop after a stop request
+ * (SIGTERM, SIGINT, SHUTDOWN) before it gives up on those still busy in a
+ * command (zarisd/README.md, "Stopping"). */
+#define NET_STOP_WAIT_MS 10000
+
 /* IO_BACKEND: 0 auto (io_uring if it can be set up, else epoll, logging
  * why), 1 io_uring, 2 epoll. */
 const struct net_backend *net_choose_backend(int io_backend);
@@ -28,7 +33,11 @@ void net_block_stop_signals(sigset_t *sigs);
  * srv->wake and srv->io_backend. ON_READY is called once every worker
  * listens (may be NULL). Blocks SIGTERM/SIGINT/SIGHUP in every thread and
  * takes them in the caller. Returns 0 after a clean stop, -errno when the
- * listeners or workers could not start (logged). */
+ * listeners or workers could not start (logged), -EBUSY when some worker
+ * was still running a command NET_STOP_WAIT_MS after the stop request
+ * (logged: which, and the command): it runs on, nothing was freed, and the
+ * caller must end the process without freeing what workers use (the
+ * server, its store, settings, registry, mailbox). */
 int net_serve(struct server *srv, const struct net_backend *backend, unsigned nworkers, const int *cores,
 	      int ncores, void (*on_ready)(void *arg), void *arg);
 

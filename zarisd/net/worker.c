@@ -169,6 +169,11 @@ void worker_join(struct worker *w)
 	pthread_join(w->thread, NULL);
 }
 
+bool worker_try_join(struct worker *w)
+{
+	return pthread_tryjoin_np(w->thread, NULL) == 0;
+}
+
 void worker_drop_conns(struct worker *w)
 {
 	while (w->conns) {
@@ -472,6 +477,10 @@ static int64_t blocked_timer(struct worker *w)
 int64_t worker_turn_end(struct worker *w)
 {
 	STAT_INC(w->stats, loop_iterations);
+	/* a busy shutdown's final save has its image (persist.h): a reply now
+	 * could acknowledge a write that is not in it; the process is ending */
+	if (w->send_head && persist_replies_frozen(w->srv))
+		return 0;
 	while (w->send_head) {
 		struct conn *c = w->send_head;
 		w->send_head = c->send_next;

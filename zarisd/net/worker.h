@@ -73,6 +73,9 @@ void worker_close_listeners(struct worker *w);
 /* Starts / joins the worker's thread. */
 int worker_start(struct worker *w);
 void worker_join(struct worker *w);
+/* Joins the worker's thread if it has ended; true when it has (shutdown's
+ * bounded wait). */
+bool worker_try_join(struct worker *w);
 /* After every worker has joined: frees W's conns (their cleanup may still
  * wake other workers, whose event fds are open until worker_destroy). */
 void worker_drop_conns(struct worker *w);

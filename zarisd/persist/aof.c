@@ -58,6 +58,7 @@ struct aof {
 	size_t peak;	     /* most bytes `buf` held (INFO aof_buffer_peak) */
 	uint64_t cut_gen, cut_gen_done;
 	bool running, stop, writer_idle;
+	bool frozen; /* aof_freeze: appends and commits wait for the process's end */
 	enum aof_fsync mode;
 	pthread_t thread;
 
@@ -607,7 +608,36 @@ void aof_stop(struct aof *a)
 	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
 }
 
+void aof_freeze(struct aof *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->frozen = true;
+	if (!a->running) {
+		pthread_mutex_unlock(&a->mu);
+		return;
+	}
+	/* unlike aof_stop, an open transaction stays out: its EXEC still
+	 * runs (or is stuck), its commit will never come */
+	a->running = false;
+	a->stop = true;
+	enum aof_fsync mode = a->mode;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	close_segment(a, mode);
+	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+}
+
 /* --- appending (workers) -------------------------------------------------------- */
+
+/* A frozen log (a->mu held): the caller's write would come after the last
+ * record on disk and must never be acknowledged, so it waits here until
+ * the process ends. */
+static void wait_while_frozen(struct aof *a)
+{
+	while (a->frozen)
+		pthread_cond_wait(&a->room, &a->mu);
+}
 
 static void recompute_commit(struct aof *a)
 {
@@ -628,6 +658,7 @@ static void recompute_commit(struct aof *a)
 uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn)
 {
 	pthread_mutex_lock(&a->mu);
+	wait_while_frozen(a);
 	if (!a->running) {
 		pthread_mutex_unlock(&a->mu);
 		return 0;
@@ -640,6 +671,7 @@ uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn)
 		atomic_fetch_add_explicit(&a->waits, 1, memory_order_relaxed);
 		while (a->running && a->commit_len && a->commit_len + rec->len > a->limit)
 			pthread_cond_wait(&a->room, &a->mu);
+		wait_while_frozen(a);
 		if (!a->running) {
 			pthread_mutex_unlock(&a->mu);
 			return 0;
@@ -677,6 +709,7 @@ uint64_t aof_commit(struct aof *a, uint64_t txn)
 	jbuf_u64(&rec, txn);
 	jr_frame_end(&rec, off);
 	pthread_mutex_lock(&a->mu);
+	wait_while_frozen(a);
 	if (!a->running) {
 		pthread_mutex_unlock(&a->mu);
 		return 0;

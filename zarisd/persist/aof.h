@@ -86,6 +86,11 @@ int aof_start(struct aof *a, enum aof_fsync mode, bool fresh);
  * segment. Records appended later are dropped. */
 void aof_stop(struct aof *a);
 bool aof_running(struct aof *a);
+/* Shutdown with workers still running a command: writes and fsyncs what
+ * is committed (an open transaction's records stay out), stops the writer
+ * and closes the segment; from now on every append and commit waits for
+ * the end of the process, so nothing later is acknowledged. */
+void aof_freeze(struct aof *a);
 void aof_set_fsync(struct aof *a, enum aof_fsync mode);
 
 /* Appends the one frame in REC (encoded with seq 0; numbered here) for

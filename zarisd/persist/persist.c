@@ -73,6 +73,24 @@ struct persist {
 	struct load_result loaded;
 	pthread_t cron;
 	_Atomic int cron_stop;
+	/* persist_shutdown_busy: the final save while workers still run */
+	pthread_mutex_t fin_mu;
+	pthread_cond_t fin_cond; /* fin_state changed */
+	int fin_state;		 /* enum fin_state, under fin_mu */
+	int fin_rc;		 /* the final save's result once FIN_DONE */
+	/* Set at the instant of that final save (every shard lock held, so
+	 * a command that locks after it sees it): a write from then on is
+	 * missing from the image, so no reply is sent any more
+	 * (persist_replies_frozen). Relaxed: the shard locks order it. */
+	_Atomic int frozen;
+};
+
+enum fin_state {
+	FIN_NONE = 0,
+	FIN_SAVING,    /* the final save waits for the shard locks */
+	FIN_INSTANT,   /* it passed its instant: only its I/O is left */
+	FIN_DONE,      /* it ended (fin_rc), or no save was due */
+	FIN_ABANDONED, /* the locks did not come in time: no save may cut the log any more */
 };
 
 /* One thread's count, written only by that thread, linked into
@@ -86,11 +104,21 @@ struct change_slot {
 };
 
 static _Atomic uint64_t txn_ids;
+
 static _Atomic uint64_t persist_ids;
 static _Thread_local struct change_slot *tl_slot;
 static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
 static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
 static _Thread_local struct jbuf tl_rec;
+
+/* A thread whose work must not go on while a busy shutdown ends the
+ * process (persist_shutdown_busy) waits here for the end. Signals are
+ * blocked in every thread (net.h), so nothing wakes it. */
+static void park_until_exit(void)
+{
+	for (;;)
+		pause();
+}
 
 int persist_write_errno(struct server *srv)
 {
@@ -375,15 +403,36 @@ static char *snap_path_now(struct persist *p)
 
 struct instant_ctx {
 	struct persist *p;
+	bool final; /* the final save of persist_shutdown_busy */
 	bool gate_held;
 	uint64_t changes_at;
 	const char *log_dir; /* where the log continues after the cut */
 };
 
+/* At a save's instant, every shard lock held: once a busy shutdown gave
+ * up on its final save, no save may cut the log (aof_freeze stops it), so
+ * the thread parks; the final save itself freezes replies from here on. */
+static void instant_gate(struct instant_ctx *ic)
+{
+	struct persist *p = ic->p;
+	pthread_mutex_lock(&p->fin_mu);
+	if (p->fin_state == FIN_ABANDONED) {
+		pthread_mutex_unlock(&p->fin_mu);
+		park_until_exit();
+	}
+	if (ic->final) {
+		atomic_store_explicit(&p->frozen, 1, memory_order_relaxed);
+		p->fin_state = FIN_INSTANT;
+		pthread_cond_broadcast(&p->fin_cond);
+	}
+	pthread_mutex_unlock(&p->fin_mu);
+}
+
 static uint64_t at_instant(void *arg)
 {
 	struct instant_ctx *ic = arg;
 	struct persist *p = ic->p;
+	instant_gate(ic);
 	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof, ic->log_dir)
 									      : aof_last_seq(p->aof);
 	/* every shard lock is held: no command is changing the keyspace */
@@ -401,8 +450,9 @@ static uint64_t at_instant(void *arg)
 }
 
 /* BG: BGSAVE / rewrite / save rule (Redis's rdb_last_bgsave_* fields
- * describe those only), else SAVE or the save at shutdown. */
-static int do_save(struct persist *p, bool rewrite, bool bg)
+ * describe those only), else SAVE or the save at shutdown. FINAL: the
+ * final save of a shutdown with busy workers (persist_shutdown_busy). */
+static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 {
 	struct server *srv = p->srv;
 	pthread_mutex_lock(&p->ctl);
@@ -413,7 +463,7 @@ static int do_save(struct persist *p, bool rewrite, bool bg)
 	 * working directory now (CONFIG SET dir moves both, see persist.h) */
 	char *snap_path = snap_path_now(p);
 	char *log_dir = path_in_cwd(srv->cfg->appenddirname);
-	struct instant_ctx ic = { .p = p, .gate_held = true, .log_dir = log_dir };
+	struct instant_ctx ic = { .p = p, .final = final, .gate_held = true, .log_dir = log_dir };
 	pthread_rwlock_wrlock(&p->gate);
 	struct snapshot_result res;
 	int r = snapshot_write(srv->store, snap_path, at_instant, &ic, &p->keys_done, &res);
@@ -461,14 +511,14 @@ int persist_save(struct server *srv)
 	struct persist *p = srv->persist;
 	if (atomic_load_explicit(&p->bg_kind, memory_order_relaxed))
 		return -EBUSY;
-	return do_save(p, false, false);
+	return do_save(p, false, false, false);
 }
 
 static void *bg_main(void *arg)
 {
 	struct persist *p = arg;
 	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
-	int r = do_save(p, kind == 2, true);
+	int r = do_save(p, kind == 2, true, false);
 	zr_log(r == 0 ? ZR_LOG_NOTICE : ZR_LOG_WARNING, "Background %s %s",
 	       kind == 2 ? "append only file rewriting" : "saving",
 	       r == 0 ? "terminated with success" : "failed");
@@ -662,6 +712,8 @@ int persist_init(struct server *srv)
 	pthread_mutex_init(&p->ctl, NULL);
 	pthread_mutex_init(&p->sw, NULL);
 	pthread_mutex_init(&p->bg_mu, NULL);
+	pthread_mutex_init(&p->fin_mu, NULL);
+	pthread_cond_init(&p->fin_cond, NULL);
 	atomic_init(&p->last_bgsave_ok, 1);
 	atomic_init(&p->last_rewrite_ok, 1);
 	atomic_init(&p->last_bgsave_sec, -1);
@@ -723,37 +775,132 @@ fail:
 	return r;
 }
 
+/* Whether the shutdown saves a snapshot: SHUTDOWN SAVE, or save rules set
+ * and no SHUTDOWN NOSAVE (Redis). */
+static bool final_save_due(struct persist *p)
+{
+	struct server *srv = p->srv;
+	int mode = atomic_load(&srv->shutdown_save);
+	char rules[8];
+	pthread_mutex_lock(&srv->cfg->lock);
+	snprintf(rules, sizeof(rules), "%s", srv->cfg->save ? srv->cfg->save : "");
+	pthread_mutex_unlock(&srv->cfg->lock);
+	return mode == SERVER_SHUTDOWN_SAVE || (mode != SERVER_SHUTDOWN_NOSAVE && rules[0]);
+}
+
+/* Stops the save rules and waits for a background save; then the final
+ * save when one is due. Returns 0 or its -errno. */
+static int final_save(struct persist *p, bool busy)
+{
+	atomic_store(&p->cron_stop, 1);
+	pthread_join(p->cron, NULL);
+	bg_wait(p);
+	if (!final_save_due(p))
+		return 0;
+	zr_log(ZR_LOG_NOTICE, "Saving the final snapshot before exiting.");
+	int r = do_save(p, false, false, busy);
+	if (r < 0)
+		zr_log(ZR_LOG_WARNING, "Error trying to save the DB, can't exit cleanly.");
+	return r;
+}
+
 void persist_shutdown(struct server *srv)
 {
 	struct persist *p = srv->persist;
 	if (!p)
 		return;
 	store_set_evict_hook(srv->store, NULL, NULL);
-	atomic_store(&p->cron_stop, 1);
-	pthread_join(p->cron, NULL);
-	bg_wait(p);
-	int mode = atomic_load(&srv->shutdown_save);
-	char rules[8];
-	pthread_mutex_lock(&srv->cfg->lock);
-	snprintf(rules, sizeof(rules), "%s", srv->cfg->save ? srv->cfg->save : "");
-	pthread_mutex_unlock(&srv->cfg->lock);
-	if (mode == SERVER_SHUTDOWN_SAVE || (mode != SERVER_SHUTDOWN_NOSAVE && rules[0])) {
-		zr_log(ZR_LOG_NOTICE, "Saving the final snapshot before exiting.");
-		if (do_save(p, false, false) < 0)
-			zr_log(ZR_LOG_WARNING, "Error trying to save the DB, can't exit cleanly.");
-	}
+	final_save(p, false);
 	atomic_store(&p->aof_on, 0);
 	aof_destroy(p->aof);
 	pthread_rwlock_destroy(&p->gate);
 	pthread_mutex_destroy(&p->ctl);
 	pthread_mutex_destroy(&p->sw);
 	pthread_mutex_destroy(&p->bg_mu);
+	pthread_mutex_destroy(&p->fin_mu);
+	pthread_cond_destroy(&p->fin_cond);
 	zr_free(p->snap_path);
 	zr_free(p->aof_dir);
 	zr_free(p->cwd);
 	free_change_slots(p);
 	zr_free(p);
 	srv->persist = NULL;
+}
+
+static void *final_main(void *arg)
+{
+	struct persist *p = arg;
+	int r = final_save(p, true);
+	pthread_mutex_lock(&p->fin_mu);
+	if (p->fin_state != FIN_ABANDONED) {
+		p->fin_state = FIN_DONE;
+		p->fin_rc = r;
+		pthread_cond_broadcast(&p->fin_cond);
+	}
+	pthread_mutex_unlock(&p->fin_mu);
+	return NULL;
+}
+
+/* Waits on p->fin_cond (fin_mu held) while the state is STATE, until
+ * DEADLINE_MS on the monotonic clock (< 0: no deadline). */
+static void fin_wait(struct persist *p, int state, int64_t deadline_ms)
+{
+	while (p->fin_state == state) {
+		if (deadline_ms < 0) {
+			pthread_cond_wait(&p->fin_cond, &p->fin_mu);
+			continue;
+		}
+		int64_t left = deadline_ms - zr_mono_us() / 1000;
+		if (left <= 0)
+			return;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t ns = ts.tv_nsec + (left < 100 ? left : 100) * 1000000;
+		ts.tv_sec += ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		pthread_cond_timedwait(&p->fin_cond, &p->fin_mu, &ts);
+	}
+}
+
+bool persist_replies_frozen(const struct server *srv)
+{
+	const struct persist *p = srv->persist;
+	return p && atomic_load_explicit(&p->frozen, memory_order_relaxed);
+}
+
+int persist_shutdown_busy(struct server *srv, int64_t wait_ms)
+{
+	struct persist *p = srv->persist;
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->fin_mu);
+	p->fin_state = FIN_SAVING;
+	pthread_mutex_unlock(&p->fin_mu);
+	pthread_t t;
+	bool started = pthread_create(&t, NULL, final_main, p) == 0;
+	pthread_mutex_lock(&p->fin_mu);
+	if (started)
+		fin_wait(p, FIN_SAVING, zr_mono_us() / 1000 + wait_ms);
+	if (p->fin_state == FIN_SAVING)
+		p->fin_state = FIN_ABANDONED;
+	/* past its instant the save holds no lock a worker could keep: its
+	 * writing is waited for as at any shutdown */
+	fin_wait(p, FIN_INSTANT, -1);
+	int r = p->fin_state == FIN_DONE ? p->fin_rc : -ETIMEDOUT;
+	pthread_mutex_unlock(&p->fin_mu);
+	if (started && r != -ETIMEDOUT)
+		pthread_join(t, NULL); /* it ends right after FIN_DONE */
+	else if (started)
+		pthread_detach(t); /* stuck on a shard lock: it ends with the process */
+	if (r == -ETIMEDOUT)
+		zr_log(ZR_LOG_WARNING,
+		       "Could not save consistently: the final save waited %lld ms for a shard lock that a "
+		       "busy worker holds. The snapshot on disk is the previous one%s.",
+		       (long long)wait_ms,
+		       atomic_load(&p->aof_on) ? "; the append-only log holds every acknowledged write" : "");
+	if (atomic_load(&p->aof_on))
+		aof_freeze(p->aof);
+	return r;
 }
 
 int persist_debug_journal(struct server *srv, long long stall_ms, long long limit)

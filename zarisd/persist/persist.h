@@ -93,4 +93,20 @@ int persist_debug_journal(struct server *srv, long long stall_ms, long long limi
 /* zarisd --check-data DIR [--fix]: exit code. */
 int persist_check_data(const char *dir, bool fix);
 
+/* Shutdown when net_serve gave up on workers still running a command
+ * (net.h, -EBUSY): stops the save rules, then the final save when one is
+ * due, allowed WAIT_MS to take every shard lock (a busy worker may hold
+ * one); once past that instant it is waited for, and no reply is sent any
+ * more (persist_replies_frozen: a later write is not in the image). Then the append-only log, if on, is written and
+ * fsynced up to its last committed record and frozen (aof_freeze): every
+ * acknowledged write is on disk. Returns 0 (saved, or no save was due),
+ * the save's -errno, or -ETIMEDOUT (logged: not saved, the files on disk
+ * are as they were). Frees nothing, as workers still run: the caller ends
+ * the process. Main thread. */
+int persist_shutdown_busy(struct server *srv, int64_t wait_ms);
+/* Whether that final save passed its instant: workers send no more
+ * replies. Any thread; a worker that ran a command after the instant sees
+ * it set (the shard locks order it). */
+bool persist_replies_frozen(const struct server *srv);
+
 #endif
