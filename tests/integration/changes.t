@@ -12,8 +12,10 @@
 #
 # They were zarisd bugs: collections counted one per command, SETRANGE /
 # SETBIT creating a key and INCR / APPEND / SETRANGE on an existing one
-# counted two, LMOVE three, EXEC counted its commands a second time, and
-# a SET whose new value needed a new block counted the old one's free too.
+# counted two, LMOVE three, EXEC counted its commands a second time, a
+# SET whose new value needed a new block counted the old one's free too,
+# and BITFIELD SET / INCRBY counted a write of the value already there
+# (Redis counts a field only when it changed, or the string grew).
 
 import os
 import sys
@@ -72,6 +74,13 @@ GROUPS = [
         bitop or bo nb b
         bitfield bf set u8 0 1 set u8 8 2
         bitfield bf incrby u8 0 1
+        bitfield bf set u8 0 2
+        bitfield bf set u8 0 2 set u8 8 5
+        bitfield bf incrby u8 0 0
+        bitfield bf set i8 0 -1 set i8 0 -1
+        bitfield bf overflow fail incrby u8 0 300
+        bitfield bf set u8 40 0
+        bitfield bf set u8 40 0
         pfadd h a b c
         pfadd h a
         pfadd h d
