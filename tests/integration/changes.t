@@ -14,8 +14,9 @@
 # SETBIT creating a key and INCR / APPEND / SETRANGE on an existing one
 # counted two, LMOVE three, EXEC counted its commands a second time, a
 # SET whose new value needed a new block counted the old one's free too,
-# and BITFIELD SET / INCRBY counted a write of the value already there
-# (Redis counts a field only when it changed, or the string grew).
+# BITFIELD SET / INCRBY counted a write of the value already there
+# (Redis counts a field only when it changed, or the string grew), COPY
+# REPLACE over a key counted two (Redis: one).
 
 import os
 import sys
@@ -59,6 +60,9 @@ GROUPS = [
         renamenx c2 c3
         move c3 1
         rename c1 c4
+        set c5 v
+        copy c4 c5 replace
+        copy c4 c5
         expire c4 100
         persist c4
         expire nope 10
