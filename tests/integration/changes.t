@@ -12,8 +12,11 @@
 #
 # They were zarisd bugs: collections counted one per command, SETRANGE /
 # SETBIT creating a key and INCR / APPEND / SETRANGE on an existing one
-# counted two, LMOVE three, EXEC counted its commands a second time, and
-# a SET whose new value needed a new block counted the old one's free too.
+# counted two, LMOVE three, EXEC counted its commands a second time, a
+# SET whose new value needed a new block counted the old one's free too,
+# BITFIELD SET / INCRBY counted a write of the value already there
+# (Redis counts a field only when it changed, or the string grew), COPY
+# REPLACE over a key counted two (Redis: one).
 
 import os
 import sys
@@ -57,6 +60,9 @@ GROUPS = [
         renamenx c2 c3
         move c3 1
         rename c1 c4
+        set c5 v
+        copy c4 c5 replace
+        copy c4 c5
         expire c4 100
         persist c4
         expire nope 10
@@ -72,6 +78,13 @@ GROUPS = [
         bitop or bo nb b
         bitfield bf set u8 0 1 set u8 8 2
         bitfield bf incrby u8 0 1
+        bitfield bf set u8 0 2
+        bitfield bf set u8 0 2 set u8 8 5
+        bitfield bf incrby u8 0 0
+        bitfield bf set i8 0 -1 set i8 0 -1
+        bitfield bf overflow fail incrby u8 0 300
+        bitfield bf set u8 40 0
+        bitfield bf set u8 40 0
         pfadd h a b c
         pfadd h a
         pfadd h d

@@ -1,8 +1,10 @@
 /* core/util: Redis-exact number parsing and formatting, glob matching,
  * memory sizes. It includes util.c to count the glob matcher's steps. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -255,6 +257,20 @@ int main(void)
 			"5",
 			3, &d),
 	   "double: an embedded NUL makes the text invalid");
+	/* string2d has no length limit: DBL_MAX in full, 10 000 digits */
+	static char big[10003];
+	int n = snprintf(big, sizeof(big), "%.0f.00000000000000000", DBL_MAX);
+	ok(n == 309 + 18 && zr_str_to_d(big, (size_t)n, &d) && d == DBL_MAX,
+	   "double: DBL_MAX written out in 309 digits and 17 decimals parses");
+	memset(big, '0', sizeof(big));
+	memcpy(big, "1.", 2);
+	ok(zr_str_to_d(big, 10002, &d) && d == 1.0 && zr_str_to_d(big, 10003, &d) && d == 1.0,
+	   "double: a number 10 000 characters long parses");
+	/* string2ld stops at MAX_LONG_DOUBLE_CHARS - 1 */
+	memcpy(big, "0.", 2);
+	ok(zr_str_to_ld(big, ZR_MAX_LONG_DOUBLE_CHARS - 1, &ld) &&
+		   !zr_str_to_ld(big, ZR_MAX_LONG_DOUBLE_CHARS, &ld),
+	   "long double: 5119 characters parse, 5120 do not");
 
 	char buf[ZR_MAX_LONG_DOUBLE_CHARS];
 	zr_ld_to_str(buf, sizeof(buf), 10.5L);

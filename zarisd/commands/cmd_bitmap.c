@@ -478,9 +478,11 @@ static int bf_parse(struct client *c, struct bf_op *ops, bool *writes, uint64_t 
 	return n;
 }
 
-/* Replies one SET or INCRBY on the writable string P (long enough);
- * false when it wrote nothing (OVERFLOW FAIL). */
-static bool bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
+/* Replies one SET or INCRBY on the writable string P (long enough); true
+ * when that counts as a change for Redis: the field now holds another value,
+ * or the string was created or grown (GREW). false when it wrote nothing
+ * (OVERFLOW FAIL) or wrote the value that was there. */
+static bool bf_write(struct client *c, uint8_t *p, const struct bf_op *op, bool grew)
 {
 	int ovf;
 	if (op->sign) {
@@ -495,6 +497,7 @@ static bool bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
 		}
 		reply_long(&c->out, op->opcode == BF_INCRBY ? nv : old);
 		zr_bitfield_set(p, op->offset, op->bits, (uint64_t)nv);
+		return grew || old != nv;
 	} else {
 		uint64_t old = zr_bitfield_get_u(p, op->offset, op->bits), nv = 0;
 		if (op->opcode == BF_INCRBY)
@@ -507,8 +510,8 @@ static bool bf_write(struct client *c, uint8_t *p, const struct bf_op *op)
 		}
 		reply_long(&c->out, (long long)(op->opcode == BF_INCRBY ? nv : old));
 		zr_bitfield_set(p, op->offset, op->bits, nv);
+		return grew || old != nv;
 	}
-	return true;
 }
 
 /* Replies one GET from the LEN bytes at P (NULL for a missing key), which
@@ -529,7 +532,7 @@ static void bf_get(struct client *c, const uint8_t *p, size_t len, const struct 
 static void bitfield_generic(struct client *c, bool readonly_cmd)
 {
 	struct bf_op *ops = zr_malloc(sizeof(*ops) * (size_t)c->argc);
-	bool writes = false;
+	bool writes = false, grew = false;
 	uint64_t maxbit = 0;
 	int n = bf_parse(c, ops, &writes, &maxbit);
 	if (n < 0)
@@ -553,7 +556,7 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 		/* Created or grown to the farthest written bit even when every
 		 * write then fails (OVERFLOW FAIL), as in Redis. */
 		struct entry *e;
-		wp = bit_string_or_reply(c, maxbit, &e, &len, NULL);
+		wp = bit_string_or_reply(c, maxbit, &e, &len, &grew);
 		if (!wp)
 			goto out;
 		rp = wp;
@@ -565,10 +568,12 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 		if (ops[j].opcode == BF_GET)
 			bf_get(c, rp, len, &ops[j]);
 		else
-			changes += bf_write(c, wp, &ops[j]);
+			changes += bf_write(c, wp, &ops[j], grew);
 	}
 	if (writes) {
-		store_thread_changes_are(changes); /* Redis counts each write done */
+		/* Redis counts each write that changed the field (all of them
+		 * when the string was created or grown) */
+		store_thread_changes_are(changes);
 		/* after the reply, as Redis's bitfieldGeneric */
 		if (changes)
 			notify_arg(c, NOTIFY_STRING, "setbit", 1);

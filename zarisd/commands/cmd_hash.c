@@ -463,7 +463,7 @@ static void randfield_count(struct client *c)
 		reply_error(&c->out, ERR_SYNTAX);
 		return;
 	}
-	if (withvalues && l < -LLONG_MAX / 2) {
+	if (withvalues && (l < -LLONG_MAX / 2 || l > LLONG_MAX / 2)) { /* both signs, as Redis */
 		reply_error(&c->out, ERR_OUT_OF_RANGE);
 		return;
 	}

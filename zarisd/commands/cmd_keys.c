@@ -367,6 +367,7 @@ void cmd_copy(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
+	store_thread_changes_are(1); /* REPLACE's delete of the old value too: one, as Redis */
 	signal_ready(c, type, dst, 2);
 	notify_keyspace_event(c->srv, NOTIFY_GENERIC, "copy_to", c->argv[2].ptr, c->argv[2].len, dst);
 	reply_long(&c->out, 1);

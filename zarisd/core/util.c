@@ -18,6 +18,8 @@
 #include <x86intrin.h>
 #endif
 
+#include "zarisd/core/mem.h"
+
 bool zr_str_to_ull(const char *s, size_t len, unsigned long long *out)
 {
 	if (len == 0 || len >= ZR_LONG_STR_SIZE)
@@ -81,19 +83,29 @@ bool zr_str_to_ld(const char *s, size_t len, long double *out)
 
 bool zr_str_to_d(const char *s, size_t len, double *out)
 {
-	char buf[256];
-	if (len == 0 || len >= sizeof(buf))
+	/* Redis's string2d has no length limit (strtod over the sds itself):
+	 * DBL_MAX written out is 309 digits, and any number of digits or
+	 * leading zeros parses. S need not end in a NUL, so a copy ends it:
+	 * on the stack when short, else on the heap for this call only. */
+	char stack[256];
+	if (len == 0)
+		return false;
+	char *buf = len < sizeof(stack) ? stack : zr_try_malloc(len + 1);
+	if (!buf)
 		return false;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	char *end;
 	errno = 0;
 	double v = strtod(buf, &end);
-	if (isspace((unsigned char)buf[0]) || end != buf + len ||
-	    (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) || isnan(v))
-		return false;
-	*out = v;
-	return true;
+	bool ok = !isspace((unsigned char)buf[0]) && end == buf + len &&
+		  !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) &&
+		  !isnan(v);
+	if (buf != stack)
+		zr_free(buf);
+	if (ok)
+		*out = v;
+	return ok;
 }
 
 size_t zr_ll_to_str(char *buf, long long v)

@@ -23,7 +23,8 @@ bool zr_str_to_ull(const char *s, size_t len, unsigned long long *out);
 /* Parses a long double as Redis's string2ld (INCRBYFLOAT): strtold over the
  * whole string, no leading space, no NaN, no overflow. */
 bool zr_str_to_ld(const char *s, size_t len, long double *out);
-/* Parses a double as Redis's string2d / getDoubleFromObject: accepts "inf",
+/* Parses a double as Redis's string2d / getDoubleFromObject: any length
+ * (a long one is copied for the call: NULL from the allocator refuses it), "inf",
  * "-inf", "+inf", rejects NaN and trailing garbage. */
 bool zr_str_to_d(const char *s, size_t len, double *out);
 

@@ -190,9 +190,18 @@ void store_unlock_all(struct store *s)
 		zr_unlock(&store_shard(s, i)->lock);
 }
 
+static int shard_cmp(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
 int store_shards_normalize(unsigned *shards, int n)
 {
-	/* Insertion sort: n is the number of keys of one command, small. */
+	/* Insertion sort for the usual few keys; a client may name 100k keys
+	 * (BLPOP, MSET, an EXEC's queue) and then n² would stall the worker. */
+	if (n > 32)
+		qsort(shards, (size_t)n, sizeof(*shards), shard_cmp);
 	for (int i = 1; i < n; i++) {
 		unsigned v = shards[i];
 		int j = i - 1;
