@@ -27,7 +27,10 @@
 #            zeros, subnormals, 1e-400, 1e309, 1e4932, 5 119- and 5 120-char
 #            values (Redis's MAX_LONG_DOUBLE_CHARS), 10 000-digit numbers,
 #            inf / -inf / +inf / nan / infinity, hex, blanks, "", "1e", "-0".
-#   big      BLPOP and BZPOPMIN of 100 000 keys with timeout 0.01, MULTI of
+#   big      BLPOP and BZPOPMIN of 100 000 keys with timeout 0.01, WATCH of
+#            10 000 keys given twice (Redis looks for each in its list of
+#            watched keys: n^2, about 1 s; zarisd holds the keys' shard
+#            locks meanwhile, so it finds them through a hash index), MULTI of
 #            100 000 commands then DISCARD or EXEC, HELLO 3 AUTH with two
 #            10 MB arguments, CLIENT SETNAME of 1 MB, CLIENT KILL with
 #            50 000 filters, SUNIONSTORE / SINTERSTORE / SDIFFSTORE /
@@ -229,6 +232,8 @@ def big_cases():
          "raw", [["STRLEN", "big"], ["SETRANGE", "big", "536870912", "x"], ["DEL", "big"]]),
         ("BLPOP of %d keys, timeout 0.01" % BIG, [], [["BLPOP"] + keys + ["0.01"]], "raw", []),
         ("BZPOPMIN of %d keys, timeout 0.01" % BIG, [], [["BZPOPMIN"] + keys + ["0.01"]], "raw", []),
+        ("WATCH of %d keys (twice each), UNWATCH" % (BIG // 10), [], [["WATCH"] + keys[:BIG // 10] * 2],
+         "raw", [["UNWATCH"]]),
         ("MULTI of %d commands, DISCARD" % BIG, [], multi("DISCARD"), "raw", [["DBSIZE"]]),
         ("MULTI of %d commands, EXEC" % BIG, [], multi("EXEC"), "raw", [["DBSIZE"], ["FLUSHALL"]]),
         ("HELLO 3 AUTH with two 10 MB arguments", [], [["HELLO", "3", "AUTH", "u" * (10 << 20),

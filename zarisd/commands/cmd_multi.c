@@ -1,6 +1,7 @@
 /* cmd_multi — MULTI EXEC DISCARD WATCH UNWATCH, and the per-client state
  * behind them (multi.h). */
 #include <string.h>
+#include <xxhash.h>
 
 #include "zarisd/commands/client.h"
 #include "zarisd/commands/cmdutil.h"
@@ -35,10 +36,15 @@ struct watched_key {
 	char *key;
 };
 
-/* Invariant: nkeys > 0 while it exists. */
+/* Invariant: nkeys > 0 while it exists; index has nslots (a power of two,
+ * at least twice cap) entries, each 0 (free) or 1 + the position in keys of
+ * a watched key, found by linear probing from the key's hash: WATCH of N
+ * keys costs O(N) under the dispatcher's shard locks, not O(N^2). */
 struct watch_state {
 	struct watched_key *keys;
 	int nkeys, cap;
+	uint32_t *index;
+	size_t nslots;
 };
 
 bool multi_runs_now(const struct command *cmd)
@@ -129,7 +135,42 @@ static void unwatch(struct client *c)
 	for (int i = 0; i < w->nkeys; i++)
 		zr_free(w->keys[i].key);
 	zr_free(w->keys);
+	zr_free(w->index);
 	ZR_FREE(c->watched);
+}
+
+static size_t watch_slot_of(const struct watch_state *w, unsigned db, const char *key, size_t klen)
+{
+	return (size_t)(XXH3_64bits_withSeed(key, klen, db) & (w->nslots - 1));
+}
+
+/* The index slot holding (DB, KEY), or the free slot where it would go. */
+static size_t watch_find(const struct watch_state *w, unsigned db, const char *key, size_t klen)
+{
+	size_t i = watch_slot_of(w, db, key, klen);
+	while (w->index[i]) {
+		const struct watched_key *wk = &w->keys[w->index[i] - 1];
+		if (wk->db == db && wk->klen == klen && !memcmp(wk->key, key, klen))
+			break;
+		i = (i + 1) & (w->nslots - 1);
+	}
+	return i;
+}
+
+/* Room for one more key in keys and index (rebuilt when it grows). */
+static void watch_reserve(struct watch_state *w)
+{
+	if (w->nkeys < w->cap)
+		return;
+	w->cap = w->cap ? w->cap * 2 : 4;
+	w->keys = zr_realloc(w->keys, sizeof(*w->keys) * (size_t)w->cap);
+	zr_free(w->index);
+	w->nslots = (size_t)w->cap * 2;
+	w->index = zr_calloc(w->nslots, sizeof(*w->index));
+	for (int k = 0; k < w->nkeys; k++) {
+		const struct watched_key *wk = &w->keys[k];
+		w->index[watch_find(w, wk->db, wk->key, wk->klen)] = (uint32_t)k + 1;
+	}
 }
 
 void multi_client_free(struct client *c)
@@ -168,21 +209,16 @@ void cmd_watch(struct client *c)
 	}
 	/* the dispatcher holds the shard locks of every key (key spec 1,-1,1) */
 	for (int i = 1; i < c->argc; i++) {
+		if (!c->watched)
+			c->watched = zr_calloc(1, sizeof(struct watch_state));
 		struct watch_state *w = c->watched;
-		bool dup = false;
-		for (int k = 0; w && k < w->nkeys; k++)
-			dup |= w->keys[k].db == c->db && w->keys[k].klen == c->argv[i].len &&
-			       !memcmp(w->keys[k].key, c->argv[i].ptr, c->argv[i].len);
-		if (dup)
-			continue;
-		if (!w)
-			w = c->watched = zr_calloc(1, sizeof(struct watch_state));
-		if (w->nkeys == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 4;
-			w->keys = zr_realloc(w->keys, sizeof(*w->keys) * (size_t)w->cap);
-		}
+		watch_reserve(w);
+		size_t slot = watch_find(w, c->db, c->argv[i].ptr, c->argv[i].len);
+		if (w->index[slot])
+			continue; /* watched already */
 		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
 						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		w->index[slot] = (uint32_t)w->nkeys + 1;
 		struct watched_key *wk = &w->keys[w->nkeys++];
 		wk->db = c->db;
 		wk->klen = c->argv[i].len;
