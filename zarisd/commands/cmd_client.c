@@ -294,6 +294,8 @@ void cmd_client_kill(struct client *c)
 	}
 	registry_foreach(c->srv->clients, kill_visit, &k);
 	registry_flush_kills(c->srv->clients, c->srv);
+	if (c->flags & CLIENT_CLOSE_AFTER_REPLY)
+		pubsub_client_free(c); /* killed itself: as QUIT (cmd_quit) */
 	if (!old_form)
 		reply_long(&c->out, k.killed);
 	else if (k.killed)

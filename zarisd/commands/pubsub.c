@@ -4,8 +4,14 @@
  * one subscriber) holds an array of links; a link (struct ps_link) is one
  * subscription and sits both in its channel's array (at idx, so removal is
  * O(1) by swapping the last one in) and in its client's set of that kind
- * (a hash table keyed by the channel's name). A client record (struct
- * ps_client) exists while the client has at least one subscription.
+ * (a hash table keyed by the channel's name). A client's links of one kind
+ * are also chained in subscription order (first/last, prev/next), the order
+ * in which an argument-less (P|S)UNSUBSCRIBE confirms them: Redis keeps a
+ * client's patterns in a list, so PUNSUBSCRIBE confirms them in
+ * subscription order; its channels are in a dict, whose order is the
+ * hash's, and subscription order is the one a client can expect. A client
+ * record (struct ps_client) exists while the client has at least one
+ * subscription.
  *
  * Invariants: a channel exists iff nsubs > 0; link->ch->subs[link->idx] ==
  * link; a channel's name and hash never change, and the channel outlives
@@ -90,14 +96,6 @@ static void tab_del(struct ps_table *t, struct ps_node *e)
 	}
 }
 
-static struct ps_node *tab_first(const struct ps_table *t)
-{
-	for (size_t i = 0; i < t->nb; i++)
-		if (t->b[i])
-			return t->b[i];
-	return NULL;
-}
-
 /* --- registry shapes ---------------------------------------------------------- */
 
 struct ps_link;
@@ -115,13 +113,15 @@ struct ps_client {
 	uint64_t id;
 	unsigned worker;
 	struct ps_table sets[PUBSUB_KINDS]; /* links, keyed by their channel's name hash */
+	struct ps_link *first[PUBSUB_KINDS], *last[PUBSUB_KINDS]; /* the same links, oldest first */
 };
 
 struct ps_link {
 	struct ps_node node; /* in cl->sets[kind]; hash = ch->node.hash */
 	struct ps_client *cl;
 	struct ps_chan *ch;
-	uint32_t idx; /* position in ch->subs */
+	uint32_t idx;		     /* position in ch->subs */
+	struct ps_link *prev, *next; /* in cl->first[kind]..last[kind], subscription order */
 };
 
 struct pubsub {
@@ -220,10 +220,12 @@ static void link_drop(struct pubsub *ps, enum pubsub_kind k, struct ps_link *l)
 {
 	struct ps_chan *ch = l->ch;
 	struct ps_client *cl = l->cl;
-	struct ps_link *last = ch->subs[--ch->nsubs];
-	ch->subs[l->idx] = last;
-	last->idx = l->idx;
+	struct ps_link *moved = ch->subs[--ch->nsubs];
+	ch->subs[l->idx] = moved;
+	moved->idx = l->idx;
 	tab_del(&cl->sets[k], &l->node);
+	*(l->prev ? &l->prev->next : &cl->first[k]) = l->next;
+	*(l->next ? &l->next->prev : &cl->last[k]) = l->prev;
 	zr_free(l);
 	atomic_fetch_sub_explicit(&ps->nsubs[k], 1, memory_order_relaxed);
 	if (ch->nsubs == 0) {
@@ -275,6 +277,10 @@ bool pubsub_subscribe(struct client *c, enum pubsub_kind k, const char *name, si
 	l->idx = ch->nsubs;
 	ch->subs[ch->nsubs++] = l;
 	tab_add(&cl->sets[k], &l->node);
+	l->next = NULL;
+	l->prev = cl->last[k];
+	*(l->prev ? &l->prev->next : &cl->first[k]) = l;
+	cl->last[k] = l;
 	atomic_fetch_add_explicit(&ps->nsubs[k], 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&ps->lock);
 	return true;
@@ -304,7 +310,7 @@ unsigned pubsub_unsubscribe_all(struct client *c, enum pubsub_kind k, pubsub_rem
 	char small[128];
 	for (;;) {
 		struct ps_client *cl = client_find(ps, c->worker, c->id);
-		struct ps_link *l = cl ? (struct ps_link *)tab_first(&cl->sets[k]) : NULL;
+		struct ps_link *l = cl ? cl->first[k] : NULL;
 		if (!l)
 			break;
 		/* the channel may go with the link: keep its name for FN */
@@ -414,16 +420,50 @@ static void msg_unref(struct ps_msg *m)
 		zr_free(m);
 }
 
+/* Opens a push to C: CLIENT REPLY OFF/SKIP mute replies, never pushes
+ * (Redis's CLIENT_PUSHING). Returns the muting to give back to
+ * push_end(). */
+static bool push_begin(struct client *c)
+{
+	bool muted = c->out.muted;
+	c->out.muted = false;
+	return muted;
+}
+
+static void push_end(struct client *c, bool muted)
+{
+	c->out.muted = muted;
+}
+
+void pubsub_reply_confirm(struct client *c, enum pubsub_kind k, bool subscribe, const char *name, size_t len)
+{
+	static const char *const names[2][PUBSUB_KINDS] = {
+		{ "unsubscribe", "punsubscribe", "sunsubscribe" },
+		{ "subscribe", "psubscribe", "ssubscribe" },
+	};
+	bool muted = push_begin(c);
+	reply_push(&c->out, 3);
+	reply_bulk_cstr(&c->out, names[subscribe][k]);
+	if (name)
+		reply_bulk(&c->out, name, len);
+	else
+		reply_null(&c->out);
+	reply_long(&c->out, pubsub_reply_count(c, k));
+	push_end(c, muted);
+}
+
 static void msg_encode(struct client *c, const struct ps_msg *m)
 {
 	static const char *const names[] = { "message", "pmessage", "smessage" };
 	const char *p = m->data;
+	bool muted = push_begin(c);
 	reply_push(&c->out, m->type == PS_PMESSAGE ? 4 : 3);
 	reply_bulk_cstr(&c->out, names[m->type]);
 	if (m->type == PS_PMESSAGE)
 		reply_bulk(&c->out, p, m->plen);
 	reply_bulk(&c->out, p + m->plen, m->clen);
 	reply_bulk(&c->out, p + m->plen + m->clen, m->mlen);
+	push_end(c, muted);
 }
 
 /* Whether C (its own worker, no lock) still holds the subscription M came

@@ -61,9 +61,17 @@ bool pubsub_unsubscribe(struct client *c, enum pubsub_kind k, const char *name, 
  * pubsub_reply_count() computes it. */
 typedef void (*pubsub_removed_fn)(struct client *c, enum pubsub_kind k, const char *name, size_t len,
 				  void *ctx);
-/* Drops every subscription of kind K of C (owning worker); FN may be NULL.
- * Returns how many were dropped. */
+/* Drops every subscription of kind K of C (owning worker), oldest first
+ * (Redis's order for patterns); FN may be NULL. Returns how many were
+ * dropped. */
 unsigned pubsub_unsubscribe_all(struct client *c, enum pubsub_kind k, pubsub_removed_fn fn, void *ctx);
+
+/* Writes Redis's confirmation push [WHAT, NAME (NULL: a null), C's
+ * pubsub_reply_count(K)] to C, WHAT being "subscribe", "unsubscribe" or
+ * their p/s forms for SUBSCRIBE. Like every pub/sub push (messages too) it
+ * is written even under CLIENT REPLY OFF or SKIP: Redis's CLIENT_PUSHING
+ * lifts the silencing for them. Owning worker. */
+void pubsub_reply_confirm(struct client *c, enum pubsub_kind k, bool subscribe, const char *name, size_t len);
 
 /* C's subscriptions of kind K (owning worker, no lock). */
 unsigned pubsub_client_count(const struct client *c, enum pubsub_kind k);
