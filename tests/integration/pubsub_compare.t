@@ -13,8 +13,10 @@
 #     publisher on different workers (two clients pipelining SETs keep both
 #     workers busy, which widens any window): PSUBSCRIBE / PUNSUBSCRIBE with
 #     and without arguments, SUBSCRIBE / UNSUBSCRIBE, SSUBSCRIBE /
-#     SUNSUBSCRIBE, RESET and QUIT (after +OK, PUBLISH counts 0, as in
-#     Redis, where nothing runs between QUIT's reply and the client's free).
+#     SUNSUBSCRIBE, RESET, QUIT (after +OK, PUBLISH counts 0, as in Redis,
+#     where nothing runs between QUIT's reply and the client's free) and
+#     CLIENT KILL ID from the publisher (PUBLISH and NUMSUB count 0 once it
+#     answered; the killed client's worker closes it later).
 #     Each subscription must count 1 and deliver. The same rounds run on
 #     redis-server, so the expected counts are its own. A bare close is only
 #     seen when its worker reads the FIN, and nothing orders that against a
@@ -261,6 +263,15 @@ def visibility(srv, ctrl, tag):
         q.send("QUIT")
         check("QUIT answers +OK", read(q).raw == b"+OK\r\n")
         check("QUIT: PUBLISH after +OK counts 0", p.call("PUBLISH", ch, "x").value == 0)
+        q.close()
+
+        q, _ = on_worker_other_than(srv, ctrl, workers[1])
+        qid = q.call("CLIENT", "ID").value
+        q.send("SUBSCRIBE", ch)
+        read(q)
+        check("CLIENT KILL ID answers 1", p.call("CLIENT", "KILL", "ID", qid).value == 1)
+        check("CLIENT KILL: PUBLISH counts 0", p.call("PUBLISH", ch, "x").value == 0)
+        check("CLIENT KILL: PUBSUB NUMSUB counts 0", p.call("PUBSUB", "NUMSUB", ch).py() == [ch.encode(), 0])
         q.close()
 
         q, _ = on_worker_other_than(srv, ctrl, workers[1])

@@ -225,6 +225,7 @@ static void kill_visit(struct client *cl, void *arg)
 	if (atomic_load_explicit(&cl->kill_requested, memory_order_relaxed))
 		return; /* already on its way out */
 	registry_mark_kill(k->reg, cl);
+	pubsub_client_kill(cl); /* no PUBLISH counts it once KILL answered */
 	k->killed++;
 }
 

@@ -114,6 +114,10 @@ struct ps_client {
 	unsigned worker;
 	struct ps_table sets[PUBSUB_KINDS]; /* links, keyed by their channel's name hash */
 	struct ps_link *first[PUBSUB_KINDS], *last[PUBSUB_KINDS]; /* the same links, oldest first */
+	/* CLIENT KILL from another thread: PUBLISH and NUMSUB pass it over
+	 * until its worker closes it (set under the write lock, read under
+	 * the read lock; the owner never reads it) */
+	bool killed;
 };
 
 struct ps_link {
@@ -370,6 +374,18 @@ void pubsub_client_counts(const struct client *c, unsigned counts[PUBSUB_KINDS])
 	pthread_rwlock_unlock(&ps->lock);
 }
 
+void pubsub_client_kill(const struct client *c)
+{
+	struct pubsub *ps = ps_get();
+	if (!ps)
+		return;
+	pthread_rwlock_wrlock(&ps->lock);
+	struct ps_client *cl = client_find(ps, c->worker, c->id);
+	if (cl)
+		cl->killed = true;
+	pthread_rwlock_unlock(&ps->lock);
+}
+
 void pubsub_client_free(struct client *c)
 {
 	if (tl_current == c)
@@ -514,14 +530,26 @@ static void deliver(struct server *srv, struct ps_link *l, struct ps_msg *m)
 	mailbox_post(srv, l->cl->worker, l->cl->id, deliver_mail, m);
 }
 
+/* SUB's subscribers that were not killed (read lock held). */
+static uint32_t live_subs(const struct ps_chan *sub)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sub->nsubs; i++)
+		n += !sub->subs[i]->cl->killed;
+	return n;
+}
+
 static long long deliver_all(struct server *srv, struct ps_chan *sub, enum ps_msg_type type, const char *ch,
 			     size_t clen, const char *msg, size_t mlen)
 {
-	uint32_t n = sub->nsubs;
+	uint32_t n = live_subs(sub);
+	if (n == 0)
+		return 0;
 	/* refs set before the first post: a receiver may finish before we do */
 	struct ps_msg *m = msg_new(type, sub, ch, clen, msg, mlen, n);
-	for (uint32_t i = 0; i < n; i++)
-		deliver(srv, sub->subs[i], m);
+	for (uint32_t i = 0; i < sub->nsubs; i++)
+		if (!sub->subs[i]->cl->killed)
+			deliver(srv, sub->subs[i], m);
 	return n;
 }
 
@@ -621,7 +649,7 @@ unsigned long pubsub_numsub(struct server *srv, enum pubsub_kind k, const char *
 		return 0;
 	pthread_rwlock_rdlock(&ps->lock);
 	struct ps_chan *ch = chan_find(&ps->chans[k], zr_hash(name, len), name, len);
-	unsigned long n = ch ? ch->nsubs : 0;
+	unsigned long n = ch ? live_subs(ch) : 0;
 	pthread_rwlock_unlock(&ps->lock);
 	return n;
 }

@@ -84,6 +84,11 @@ bool pubsub_client_is_subscribed(const struct client *c);
 /* C's subscription counts, for CLIENT LIST of any client: any thread
  * (takes the read lock; may be called under a registry lock). */
 void pubsub_client_counts(const struct client *c, unsigned counts[PUBSUB_KINDS]);
+/* CLIENT KILL of C from any thread (C's worker closes it later): from now
+ * on PUBLISH neither counts nor delivers to C and NUMSUB does not count it,
+ * as in Redis, where the killed client is gone once KILL answers. C must
+ * stay alive for the call (the caller holds C's registry lock). */
+void pubsub_client_kill(const struct client *c);
 /* Drops everything C holds (disconnect, RESET); no replies. Owning worker. */
 void pubsub_client_free(struct client *c);
 
