@@ -225,6 +225,7 @@ static void kill_visit(struct client *cl, void *arg)
 	if (atomic_load_explicit(&cl->kill_requested, memory_order_relaxed))
 		return; /* already on its way out */
 	registry_mark_kill(k->reg, cl);
+	pubsub_client_kill(cl); /* no PUBLISH counts it once KILL answered */
 	k->killed++;
 }
 
@@ -294,6 +295,8 @@ void cmd_client_kill(struct client *c)
 	}
 	registry_foreach(c->srv->clients, kill_visit, &k);
 	registry_flush_kills(c->srv->clients, c->srv);
+	if (c->flags & CLIENT_CLOSE_AFTER_REPLY)
+		pubsub_client_free(c); /* killed itself: as QUIT (cmd_quit) */
 	if (!old_form)
 		reply_long(&c->out, k.killed);
 	else if (k.killed)

@@ -41,6 +41,10 @@ void cmd_echo(struct client *c)
 
 void cmd_quit(struct client *c)
 {
+	/* pub/sub: gone before +OK can reach the client, as in Redis, where no
+	 * other command runs between the reply and the free; here the close
+	 * comes after the send, while other workers publish */
+	pubsub_client_free(c);
 	reply_ok(&c->out);
 	c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }

@@ -3,7 +3,10 @@
  * SHARDCHANNELS / SHARDNUMSUB / HELP, Redis 7.0 standalone semantics (the
  * shard commands are a namespace of their own there, without patterns).
  *
- * Confirmations are pushes: "*3" in RESP2, ">3" in RESP3 (reply_push). The
+ * Confirmations are pushes: "*3" in RESP2, ">3" in RESP3, written even
+ * under CLIENT REPLY OFF/SKIP (pubsub_reply_confirm). Each (un)subscription
+ * is in the registry, seen by every worker's PUBLISH, before its
+ * confirmation is written. The
  * registry and delivery are pubsub.c's; these handlers only parse and
  * reply. They run on the client's worker without shard locks (the rows are
  * keyless; the shard commands' channel "keys" are never locked).
@@ -18,9 +21,6 @@
 #include "zarisd/commands/server.h"
 #include "zarisd/proto/reply.h"
 
-static const char *const subscribe_names[PUBSUB_KINDS] = { "subscribe", "psubscribe", "ssubscribe" };
-static const char *const unsubscribe_names[PUBSUB_KINDS] = { "unsubscribe", "punsubscribe", "sunsubscribe" };
-
 /* The registry exists from the first subscription on; so does the store's
  * event hook, since before that no keyspace event could have a receiver. */
 static void ensure_started(struct client *c)
@@ -29,44 +29,31 @@ static void ensure_started(struct client *c)
 	notify_init(c->srv);
 }
 
-static void reply_confirm(struct client *c, const char *what, const char *name, size_t len, long long count)
-{
-	reply_push(&c->out, 3);
-	reply_bulk_cstr(&c->out, what);
-	if (name)
-		reply_bulk(&c->out, name, len);
-	else
-		reply_null(&c->out);
-	reply_long(&c->out, count);
-}
-
 static void subscribe_generic(struct client *c, enum pubsub_kind k)
 {
 	ensure_started(c);
 	for (int j = 1; j < c->argc; j++) {
 		pubsub_subscribe(c, k, c->argv[j].ptr, c->argv[j].len);
-		reply_confirm(c, subscribe_names[k], c->argv[j].ptr, c->argv[j].len,
-			      pubsub_reply_count(c, k));
+		pubsub_reply_confirm(c, k, true, c->argv[j].ptr, c->argv[j].len);
 	}
 }
 
 static void removed_reply(struct client *c, enum pubsub_kind k, const char *name, size_t len, void *ctx)
 {
 	(void)ctx;
-	reply_confirm(c, unsubscribe_names[k], name, len, pubsub_reply_count(c, k));
+	pubsub_reply_confirm(c, k, false, name, len);
 }
 
 static void unsubscribe_generic(struct client *c, enum pubsub_kind k)
 {
 	if (c->argc == 1) {
 		if (pubsub_unsubscribe_all(c, k, removed_reply, NULL) == 0)
-			reply_confirm(c, unsubscribe_names[k], NULL, 0, pubsub_reply_count(c, k));
+			pubsub_reply_confirm(c, k, false, NULL, 0);
 		return;
 	}
 	for (int j = 1; j < c->argc; j++) {
 		pubsub_unsubscribe(c, k, c->argv[j].ptr, c->argv[j].len);
-		reply_confirm(c, unsubscribe_names[k], c->argv[j].ptr, c->argv[j].len,
-			      pubsub_reply_count(c, k));
+		pubsub_reply_confirm(c, k, false, c->argv[j].ptr, c->argv[j].len);
 	}
 }
 

@@ -4,8 +4,14 @@
  * one subscriber) holds an array of links; a link (struct ps_link) is one
  * subscription and sits both in its channel's array (at idx, so removal is
  * O(1) by swapping the last one in) and in its client's set of that kind
- * (a hash table keyed by the channel's name). A client record (struct
- * ps_client) exists while the client has at least one subscription.
+ * (a hash table keyed by the channel's name). A client's links of one kind
+ * are also chained in subscription order (first/last, prev/next), the order
+ * in which an argument-less (P|S)UNSUBSCRIBE confirms them: Redis keeps a
+ * client's patterns in a list, so PUNSUBSCRIBE confirms them in
+ * subscription order; its channels are in a dict, whose order is the
+ * hash's, and subscription order is the one a client can expect. A client
+ * record (struct ps_client) exists while the client has at least one
+ * subscription.
  *
  * Invariants: a channel exists iff nsubs > 0; link->ch->subs[link->idx] ==
  * link; a channel's name and hash never change, and the channel outlives
@@ -90,14 +96,6 @@ static void tab_del(struct ps_table *t, struct ps_node *e)
 	}
 }
 
-static struct ps_node *tab_first(const struct ps_table *t)
-{
-	for (size_t i = 0; i < t->nb; i++)
-		if (t->b[i])
-			return t->b[i];
-	return NULL;
-}
-
 /* --- registry shapes ---------------------------------------------------------- */
 
 struct ps_link;
@@ -115,13 +113,19 @@ struct ps_client {
 	uint64_t id;
 	unsigned worker;
 	struct ps_table sets[PUBSUB_KINDS]; /* links, keyed by their channel's name hash */
+	struct ps_link *first[PUBSUB_KINDS], *last[PUBSUB_KINDS]; /* the same links, oldest first */
+	/* CLIENT KILL from another thread: PUBLISH and NUMSUB pass it over
+	 * until its worker closes it (set under the write lock, read under
+	 * the read lock; the owner never reads it) */
+	bool killed;
 };
 
 struct ps_link {
 	struct ps_node node; /* in cl->sets[kind]; hash = ch->node.hash */
 	struct ps_client *cl;
 	struct ps_chan *ch;
-	uint32_t idx; /* position in ch->subs */
+	uint32_t idx;		     /* position in ch->subs */
+	struct ps_link *prev, *next; /* in cl->first[kind]..last[kind], subscription order */
 };
 
 struct pubsub {
@@ -220,10 +224,12 @@ static void link_drop(struct pubsub *ps, enum pubsub_kind k, struct ps_link *l)
 {
 	struct ps_chan *ch = l->ch;
 	struct ps_client *cl = l->cl;
-	struct ps_link *last = ch->subs[--ch->nsubs];
-	ch->subs[l->idx] = last;
-	last->idx = l->idx;
+	struct ps_link *moved = ch->subs[--ch->nsubs];
+	ch->subs[l->idx] = moved;
+	moved->idx = l->idx;
 	tab_del(&cl->sets[k], &l->node);
+	*(l->prev ? &l->prev->next : &cl->first[k]) = l->next;
+	*(l->next ? &l->next->prev : &cl->last[k]) = l->prev;
 	zr_free(l);
 	atomic_fetch_sub_explicit(&ps->nsubs[k], 1, memory_order_relaxed);
 	if (ch->nsubs == 0) {
@@ -275,6 +281,10 @@ bool pubsub_subscribe(struct client *c, enum pubsub_kind k, const char *name, si
 	l->idx = ch->nsubs;
 	ch->subs[ch->nsubs++] = l;
 	tab_add(&cl->sets[k], &l->node);
+	l->next = NULL;
+	l->prev = cl->last[k];
+	*(l->prev ? &l->prev->next : &cl->first[k]) = l;
+	cl->last[k] = l;
 	atomic_fetch_add_explicit(&ps->nsubs[k], 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&ps->lock);
 	return true;
@@ -304,7 +314,7 @@ unsigned pubsub_unsubscribe_all(struct client *c, enum pubsub_kind k, pubsub_rem
 	char small[128];
 	for (;;) {
 		struct ps_client *cl = client_find(ps, c->worker, c->id);
-		struct ps_link *l = cl ? (struct ps_link *)tab_first(&cl->sets[k]) : NULL;
+		struct ps_link *l = cl ? cl->first[k] : NULL;
 		if (!l)
 			break;
 		/* the channel may go with the link: keep its name for FN */
@@ -364,6 +374,18 @@ void pubsub_client_counts(const struct client *c, unsigned counts[PUBSUB_KINDS])
 	pthread_rwlock_unlock(&ps->lock);
 }
 
+void pubsub_client_kill(const struct client *c)
+{
+	struct pubsub *ps = ps_get();
+	if (!ps)
+		return;
+	pthread_rwlock_wrlock(&ps->lock);
+	struct ps_client *cl = client_find(ps, c->worker, c->id);
+	if (cl)
+		cl->killed = true;
+	pthread_rwlock_unlock(&ps->lock);
+}
+
 void pubsub_client_free(struct client *c)
 {
 	if (tl_current == c)
@@ -414,16 +436,50 @@ static void msg_unref(struct ps_msg *m)
 		zr_free(m);
 }
 
+/* Opens a push to C: CLIENT REPLY OFF/SKIP mute replies, never pushes
+ * (Redis's CLIENT_PUSHING). Returns the muting to give back to
+ * push_end(). */
+static bool push_begin(struct client *c)
+{
+	bool muted = c->out.muted;
+	c->out.muted = false;
+	return muted;
+}
+
+static void push_end(struct client *c, bool muted)
+{
+	c->out.muted = muted;
+}
+
+void pubsub_reply_confirm(struct client *c, enum pubsub_kind k, bool subscribe, const char *name, size_t len)
+{
+	static const char *const names[2][PUBSUB_KINDS] = {
+		{ "unsubscribe", "punsubscribe", "sunsubscribe" },
+		{ "subscribe", "psubscribe", "ssubscribe" },
+	};
+	bool muted = push_begin(c);
+	reply_push(&c->out, 3);
+	reply_bulk_cstr(&c->out, names[subscribe][k]);
+	if (name)
+		reply_bulk(&c->out, name, len);
+	else
+		reply_null(&c->out);
+	reply_long(&c->out, pubsub_reply_count(c, k));
+	push_end(c, muted);
+}
+
 static void msg_encode(struct client *c, const struct ps_msg *m)
 {
 	static const char *const names[] = { "message", "pmessage", "smessage" };
 	const char *p = m->data;
+	bool muted = push_begin(c);
 	reply_push(&c->out, m->type == PS_PMESSAGE ? 4 : 3);
 	reply_bulk_cstr(&c->out, names[m->type]);
 	if (m->type == PS_PMESSAGE)
 		reply_bulk(&c->out, p, m->plen);
 	reply_bulk(&c->out, p + m->plen, m->clen);
 	reply_bulk(&c->out, p + m->plen + m->clen, m->mlen);
+	push_end(c, muted);
 }
 
 /* Whether C (its own worker, no lock) still holds the subscription M came
@@ -474,14 +530,26 @@ static void deliver(struct server *srv, struct ps_link *l, struct ps_msg *m)
 	mailbox_post(srv, l->cl->worker, l->cl->id, deliver_mail, m);
 }
 
+/* SUB's subscribers that were not killed (read lock held). */
+static uint32_t live_subs(const struct ps_chan *sub)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sub->nsubs; i++)
+		n += !sub->subs[i]->cl->killed;
+	return n;
+}
+
 static long long deliver_all(struct server *srv, struct ps_chan *sub, enum ps_msg_type type, const char *ch,
 			     size_t clen, const char *msg, size_t mlen)
 {
-	uint32_t n = sub->nsubs;
+	uint32_t n = live_subs(sub);
+	if (n == 0)
+		return 0;
 	/* refs set before the first post: a receiver may finish before we do */
 	struct ps_msg *m = msg_new(type, sub, ch, clen, msg, mlen, n);
-	for (uint32_t i = 0; i < n; i++)
-		deliver(srv, sub->subs[i], m);
+	for (uint32_t i = 0; i < sub->nsubs; i++)
+		if (!sub->subs[i]->cl->killed)
+			deliver(srv, sub->subs[i], m);
 	return n;
 }
 
@@ -581,7 +649,7 @@ unsigned long pubsub_numsub(struct server *srv, enum pubsub_kind k, const char *
 		return 0;
 	pthread_rwlock_rdlock(&ps->lock);
 	struct ps_chan *ch = chan_find(&ps->chans[k], zr_hash(name, len), name, len);
-	unsigned long n = ch ? ch->nsubs : 0;
+	unsigned long n = ch ? live_subs(ch) : 0;
 	pthread_rwlock_unlock(&ps->lock);
 	return n;
 }

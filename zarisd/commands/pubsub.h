@@ -61,9 +61,17 @@ bool pubsub_unsubscribe(struct client *c, enum pubsub_kind k, const char *name, 
  * pubsub_reply_count() computes it. */
 typedef void (*pubsub_removed_fn)(struct client *c, enum pubsub_kind k, const char *name, size_t len,
 				  void *ctx);
-/* Drops every subscription of kind K of C (owning worker); FN may be NULL.
- * Returns how many were dropped. */
+/* Drops every subscription of kind K of C (owning worker), oldest first
+ * (Redis's order for patterns); FN may be NULL. Returns how many were
+ * dropped. */
 unsigned pubsub_unsubscribe_all(struct client *c, enum pubsub_kind k, pubsub_removed_fn fn, void *ctx);
+
+/* Writes Redis's confirmation push [WHAT, NAME (NULL: a null), C's
+ * pubsub_reply_count(K)] to C, WHAT being "subscribe", "unsubscribe" or
+ * their p/s forms for SUBSCRIBE. Like every pub/sub push (messages too) it
+ * is written even under CLIENT REPLY OFF or SKIP: Redis's CLIENT_PUSHING
+ * lifts the silencing for them. Owning worker. */
+void pubsub_reply_confirm(struct client *c, enum pubsub_kind k, bool subscribe, const char *name, size_t len);
 
 /* C's subscriptions of kind K (owning worker, no lock). */
 unsigned pubsub_client_count(const struct client *c, enum pubsub_kind k);
@@ -76,6 +84,11 @@ bool pubsub_client_is_subscribed(const struct client *c);
 /* C's subscription counts, for CLIENT LIST of any client: any thread
  * (takes the read lock; may be called under a registry lock). */
 void pubsub_client_counts(const struct client *c, unsigned counts[PUBSUB_KINDS]);
+/* CLIENT KILL of C from any thread (C's worker closes it later): from now
+ * on PUBLISH neither counts nor delivers to C and NUMSUB does not count it,
+ * as in Redis, where the killed client is gone once KILL answers. C must
+ * stay alive for the call (the caller holds C's registry lock). */
+void pubsub_client_kill(const struct client *c);
 /* Drops everything C holds (disconnect, RESET); no replies. Owning worker. */
 void pubsub_client_free(struct client *c);
 
