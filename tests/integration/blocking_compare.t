@@ -285,10 +285,7 @@ def compare(want, got):
                 diag("redis  %r" % w)
                 diag("zarisd %r" % g)
                 continue
-            for i, (a, b) in enumerate(zip(w, g)):
-                if a != b:
-                    diag("step %d: redis  %r" % (i, a))
-                    diag("step %d: zarisd %r" % (i, b))
+            diag_steps(w, g)
 
 
 redis = start_redis()

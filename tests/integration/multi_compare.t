@@ -148,15 +148,4 @@ def run(srv):
     return reset_scenarios(srv) + oom_scenarios(srv) + auth_scenarios(srv)
 
 
-want = run(start_redis())
-got = run(start_zarisd(threads=2))
-plan(len(want))
-for (name, w), (_, g) in zip(want, got):
-    if not ok(w == g, name):
-        for i in range(max(len(w), len(g))):
-            a = w[i] if i < len(w) else None
-            b = g[i] if i < len(g) else None
-            if a != b:
-                diag("step %d: redis  %r" % (i, a))
-                diag("step %d: zarisd %r" % (i, b))
-sys.exit(done_testing())
+compare_scenarios(run)

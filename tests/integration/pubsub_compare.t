@@ -369,13 +369,7 @@ def check_reply_off(redis, zarisd):
     got = reply_off_scenarios(zarisd)
     for (name, w), (_, g) in zip(want, got):
         if not ok(w == g, "raw replies as redis-server's: " + name):
-            for i in range(max(len(w), len(g))):
-                a = w[i] if i < len(w) else None
-                b = g[i] if i < len(g) else None
-                if a != b:
-                    diag("step %d: redis %r" % (i, a))
-                    diag("step %d: zarisd %r" % (i, b))
-                    break
+            diag_steps(w, g, first_only=True)
 
 
 redis = start_redis()

@@ -41,7 +41,7 @@ import time
 __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
-    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios",
+    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps",
     "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
@@ -749,8 +749,18 @@ def compare_scenarios(scenarios, threads=2):
     plan(len(want))
     for (name, w), (_, g) in zip(want, got):
         if not ok(w == g, name):
-            for i, (a, b) in enumerate(zip(w, g)):
-                if a != b:
-                    diag("step %d: redis %r" % (i, a))
-                    diag("step %d: zarisd %r" % (i, b))
+            diag_steps(w, g)
     sys.exit(done_testing())
+
+
+def diag_steps(want, got, first_only=False):
+    """Diagnostics for the steps where two lists of replies differ (a step
+    one list lacks shows as None); FIRST_ONLY stops at the first."""
+    for i in range(max(len(want), len(got))):
+        a = want[i] if i < len(want) else None
+        b = got[i] if i < len(got) else None
+        if a != b:
+            diag("step %d: redis %r" % (i, a))
+            diag("step %d: zarisd %r" % (i, b))
+            if first_only:
+                return

@@ -583,6 +583,19 @@ int aof_start(struct aof *a, enum aof_fsync mode, bool fresh)
 	return 0;
 }
 
+/* Wakes the writer thread, whose stop flag the caller set under a->mu,
+ * unlocks a->mu, joins the thread, then closes the segment (its last
+ * fsync as the mode has it) and publishes what it wrote. */
+static void unlock_and_join_writer(struct aof *a)
+{
+	enum aof_fsync mode = a->mode;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	close_segment(a, mode);
+	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+}
+
 void aof_stop(struct aof *a)
 {
 	pthread_mutex_lock(&a->mu);
@@ -600,12 +613,7 @@ void aof_stop(struct aof *a)
 		a->commit_len = a->buf.len;
 		a->commit_seq = a->last_seq;
 	}
-	enum aof_fsync mode = a->mode;
-	pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thread, NULL);
-	close_segment(a, mode);
-	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+	unlock_and_join_writer(a);
 }
 
 void aof_freeze(struct aof *a)
@@ -620,12 +628,7 @@ void aof_freeze(struct aof *a)
 	 * runs (or is stuck), its commit will never come */
 	a->running = false;
 	a->stop = true;
-	enum aof_fsync mode = a->mode;
-	pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thread, NULL);
-	close_segment(a, mode);
-	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+	unlock_and_join_writer(a);
 }
 
 /* --- appending (workers) -------------------------------------------------------- */
