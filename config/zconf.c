@@ -28,7 +28,8 @@ static const char *const loglevel_names[] = { "debug", "verbose", "notice", "war
 static const char *const protected_names[] = { "no", "yes", "local", NULL };
 
 /* The zarisd settings, indexed by enum zconf_key. `live`: zarisd's CONFIG
- * SET can change it on a running instance. */
+ * SET can change it on a running instance. Ranges and choices are those of
+ * zarisd's own settings table (tests/unit/schema_agree.c holds them equal). */
 const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
 	[ZCONF_K_BIND] = { "bind", ZCONF_VT_ADDRS, 0, 0, NULL, false },
 	[ZCONF_K_THREADS] = { "threads", ZCONF_VT_INT, 0, 1024, NULL, false },
@@ -37,9 +38,9 @@ const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
 	[ZCONF_K_MAXMEMORY] = { "maxmemory", ZCONF_VT_SIZE, 0, 0, NULL, true },
 	[ZCONF_K_MAXMEMORY_POLICY] = { "maxmemory-policy", ZCONF_VT_ENUM, 0, 0, policy_names, true },
 	[ZCONF_K_REQUIREPASS] = { "requirepass", ZCONF_VT_STRING, 0, 0, NULL, true },
-	[ZCONF_K_MAXCLIENTS] = { "maxclients", ZCONF_VT_INT, 1, 1000000, NULL, true },
-	[ZCONF_K_TIMEOUT] = { "timeout", ZCONF_VT_INT, 0, 100000000, NULL, true },
-	[ZCONF_K_DATABASES] = { "databases", ZCONF_VT_INT, 1, 1000000, NULL, false },
+	[ZCONF_K_MAXCLIENTS] = { "maxclients", ZCONF_VT_INT, 1, 4294967295LL, NULL, true },
+	[ZCONF_K_TIMEOUT] = { "timeout", ZCONF_VT_INT, 0, 2147483647, NULL, true },
+	[ZCONF_K_DATABASES] = { "databases", ZCONF_VT_INT, 1, 1 << 20, NULL, false },
 	[ZCONF_K_PROTECTED_MODE] = { "protected-mode", ZCONF_VT_BOOL, 0, 0, NULL, true },
 	[ZCONF_K_LOGLEVEL] = { "loglevel", ZCONF_VT_ENUM, 0, 0, loglevel_names, true },
 	[ZCONF_K_LOGFILE] = { "logfile", ZCONF_VT_STRING, 0, 0, NULL, false },

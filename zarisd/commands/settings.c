@@ -170,7 +170,7 @@ static const struct setting setting_rows[] = {
 	  "TCP port to listen on" },
 	{ "bind", SK_PLAIN_STRING, OFF(bind), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
 	  "addresses to listen on, space separated" },
-	{ "threads", SK_PLAIN_INT, OFF(threads), SF_IMMUTABLE, 0, 256, NULL, NULL, NULL,
+	{ "threads", SK_PLAIN_INT, OFF(threads), SF_IMMUTABLE, 0, 1024, NULL, NULL, NULL,
 	  "worker threads (0 = one per core)" },
 	{ "cores", SK_SPECIAL, 0, SF_IMMUTABLE, 0, 0, NULL, parse_cores, show_cores,
 	  "CPU list to pin workers to, e.g. 0-3 or 1,3" },
