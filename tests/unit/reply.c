@@ -421,6 +421,7 @@ static void test_big_and_chunks(void)
 static void test_error_count(void)
 {
 	struct obuf o;
+	memset(&o, 0xa5, sizeof(o)); /* stack garbage: obuf_init must set every field */
 	obuf_init(&o);
 	reply_ok(&o);
 	is_int(o.errors, 0, "no error counted for +OK");
