@@ -23,9 +23,10 @@ static int ll_bad(const char *s, size_t len)
 	return !zr_str_to_ll(s, len, &v);
 }
 
-/* Redis 7.0.15's stringmatchlen_impl as written (recursive, with its
- * skipLongerMatches flag), as the oracle for the matcher: x86-64 signed
- * chars, ASCII folding. For small inputs only. */
+/* The oracle for the matcher: the method of Redis 7.0.15's
+ * stringmatchlen_impl, written here the plain exponential way (one
+ * recursion per star, the skipLongerMatches flag that ends the retries),
+ * x86-64 signed chars, ASCII folding. For small inputs only. */
 static bool oracle(const char *p, size_t plen, const char *s, size_t slen, bool nocase, bool *skip)
 {
 	while (plen && slen) {
