@@ -225,15 +225,22 @@ def main():
         floor = start([BENCH, "--serve", "-p", str(fport), "-t", str(len(cores)),
                        "--cores", ",".join(cores)], fport)
         if ok(floor is not None, "floor with --cores %s answers PING" % ",".join(cores)):
-            pinned = {}
-            for tid in os.listdir("/proc/%d/task" % floor.pid):
-                with open("/proc/%d/task/%s/comm" % (floor.pid, tid)) as f:
-                    comm = f.read().strip()
-                with open("/proc/%d/task/%s/status" % (floor.pid, tid)) as f:
-                    allowed = [l.split()[1] for l in f if l.startswith("Cpus_allowed_list:")]
-                if comm.startswith("zaris-w"):
-                    pinned[comm] = allowed[0]
             want = {"zaris-w%d" % i: c for i, c in enumerate(cores)}
+            # A loop names and pins itself once it runs: the first PING
+            # may be answered before the other loops have (bounded wait).
+            deadline = time.monotonic() + 20
+            while True:
+                pinned = {}
+                for tid in os.listdir("/proc/%d/task" % floor.pid):
+                    with open("/proc/%d/task/%s/comm" % (floor.pid, tid)) as f:
+                        comm = f.read().strip()
+                    with open("/proc/%d/task/%s/status" % (floor.pid, tid)) as f:
+                        allowed = [l.split()[1] for l in f if l.startswith("Cpus_allowed_list:")]
+                    if comm.startswith("zaris-w"):
+                        pinned[comm] = allowed[0]
+                if pinned == want or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
             ok(pinned == want, "floor loop i runs on the i-th CPU of --cores") or diag(pinned)
         else:
             ok(False, "floor with --cores did not start")

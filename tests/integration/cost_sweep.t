@@ -316,7 +316,10 @@ class Side:
                     self.other = cand
                     break
                 cand.close()
-        self.hwm_ok = reset_hwm(srv)
+        # a sanitizer's shadow memory and quarantine make RSS say nothing
+        # of what the server holds (TSan: 320 MB of peak for a 64 MB
+        # string): peaks are compared on plain builds only, used_memory always
+        self.hwm_ok = not os.environ.get("ZARIS_SAN") and reset_hwm(srv)
 
     def used(self):
         return info_field(self.info, "memory", "used_memory")
