@@ -143,10 +143,18 @@ for n in range(CASES):
     got = run(zaris.port, pieces, token)
     closes += want[1]
     if got != want:
-        diffs.append((n, data[:300], want[0][-300:], want[1], got[0][-300:], got[1]))
+        # the replies around the first byte where they differ
+        at = next((i for i, (x, y) in enumerate(zip(want[0], got[0])) if x != y),
+                  min(len(want[0]), len(got[0])))
+        lo = max(0, at - 150)
+        diffs.append((n, data[:300], want[0][lo:at + 150], want[1], got[0][lo:at + 150], got[1], at,
+                      len(want[0]), len(got[0])))
+if diffs:
+    diag("ZARIS_SEED=%d repeats this run" % rng.zaris_seed)
 for d in diffs[:3]:
-    diag("stream %d: %r\n# redis-server (closed %s): %r\n# zarisd (closed %s): %r"
-         % (d[0], d[1], d[3], d[2], d[5], d[4]))
+    diag("stream %d: %r\n# first difference at reply byte %d (of %d / %d)\n"
+         "# redis-server (closed %s): %r\n# zarisd (closed %s): %r"
+         % (d[0], d[1], d[6], d[7], d[8], d[3], d[2], d[5], d[4]))
 is_(len(diffs), 0, "%d mutated streams: zarisd's replies and closes are redis-server's" % CASES)
 ok(closes > 0 and closes < CASES, "the sweep had streams that close the connection (%d) and "
    "streams that keep it" % closes)

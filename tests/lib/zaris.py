@@ -120,10 +120,14 @@ def note(msg):
 
 def seeded_rng():
     """A random.Random for a seeded sweep: the seed is $ZARIS_SEED, or a
-    fresh one; printed as a TAP note so that a failing run can be repeated."""
+    fresh one; printed as a TAP note so that a failing run can be repeated,
+    and kept as its .zaris_seed for a failure's diagnostics (prove shows
+    those, not notes)."""
     seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
     note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
-    return random.Random(seed)
+    rng = random.Random(seed)
+    rng.zaris_seed = seed
+    return rng
 
 
 def ok(cond, name=""):
