@@ -149,8 +149,6 @@ for n in range(CASES):
         lo = max(0, at - 150)
         diffs.append((n, data[:300], want[0][lo:at + 150], want[1], got[0][lo:at + 150], got[1], at,
                       len(want[0]), len(got[0])))
-if diffs:
-    diag("ZARIS_SEED=%d repeats this run" % rng.zaris_seed)
 for d in diffs[:3]:
     diag("stream %d: %r\n# first difference at reply byte %d (of %d / %d)\n"
          "# redis-server (closed %s): %r\n# zarisd (closed %s): %r"

@@ -120,14 +120,12 @@ def note(msg):
 
 def seeded_rng():
     """A random.Random for a seeded sweep: the seed is $ZARIS_SEED, or a
-    fresh one; printed as a TAP note so that a failing run can be repeated,
-    and kept as its .zaris_seed for a failure's diagnostics (prove shows
-    those, not notes)."""
+    fresh one; printed as a TAP note, and again as a diagnostic by
+    done_testing() when a check failed, so that the run can be repeated."""
     seed = int(os.environ.get("ZARIS_SEED") or random.randrange(1 << 30))
     note("seed %d (ZARIS_SEED=%d repeats this run)" % (seed, seed))
-    rng = random.Random(seed)
-    rng.zaris_seed = seed
-    return rng
+    _tap["seed"] = seed
+    return random.Random(seed)
 
 
 def ok(cond, name=""):
@@ -160,6 +158,9 @@ def done_testing():
         diag("Looks like you planned %d tests but ran %d." % (_tap["planned"], _tap["run"]))
     _tap["done"] = True
     failed = _tap["failed"]
+    if failed and _tap.get("seed") is not None:
+        # prove shows diagnostics, not notes: the seed that repeats a failed sweep
+        diag("ZARIS_SEED=%d repeats this run" % _tap["seed"])
     if _tap["planned"] is not None and _tap["planned"] != _tap["run"]:
         failed = max(failed, 1)
     sys.stdout.flush()
