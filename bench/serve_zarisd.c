@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/dispatch.h"
-#include "zarisd/commands/mailbox.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/net/msgq.h"
+#include "zarisd/server/registry.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -80,7 +80,8 @@ int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen)
 	srv.execute = floor_execute;
 	srv.store = store_create(1, 0); /* the workers' timer expects one; it stays empty */
 	srv.clients = registry_create(o->threads);
-	srv.mailbox = mailbox_create(o->threads);
+	srv.msgq = msgq_create(o->threads);
+	srv.post = msgq_post;
 	srv.start_ms = zr_time_ms();
 	srv.start_mono_us = zr_mono_us();
 	const struct net_backend *backend = net_choose_backend(0);
@@ -88,7 +89,7 @@ int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen)
 	int rc = net_serve(&srv, backend, o->threads, cfg.cores, cfg.ncores, floor_on_ready, &ready);
 	if (rc == -EBUSY)
 		_exit(1); /* a worker did not stop (net.h): nothing may be freed */
-	mailbox_destroy(srv.mailbox);
+	msgq_destroy(srv.msgq);
 	registry_destroy(srv.clients);
 	store_destroy(srv.store);
 	ZR_FREE(floor_value);

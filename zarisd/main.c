@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "config/zconf.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/mailbox.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
-#include "zarisd/commands/slowlog.h"
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/client.h"
+#include "zarisd/net/msgq.h"
+#include "zarisd/server/registry.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/server/slowlog.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
@@ -370,7 +370,8 @@ int main(int argc, char **argv)
 	server_settings_changed(&srv);
 	srv.clients = registry_create(nworkers);
 	srv.slowlog = slowlog_create();
-	srv.mailbox = mailbox_create(nworkers);
+	srv.msgq = msgq_create(nworkers);
+	srv.post = msgq_post;
 	srv.nworkers = nworkers;
 	srv.start_ms = zr_time_ms();
 	srv.start_mono_us = zr_mono_us();
@@ -394,7 +395,7 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
 	}
-	mailbox_destroy(srv.mailbox);
+	msgq_destroy(srv.msgq);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);
 	store_destroy(srv.store);

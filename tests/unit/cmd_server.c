@@ -8,11 +8,11 @@
 #include <sys/uio.h>
 
 #include "tests/tap.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/latency.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
-#include "zarisd/commands/slowlog.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/latency.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/server/slowlog.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/proto/reply.h"

@@ -20,10 +20,10 @@
 #include <sys/uio.h>
 
 #include "tests/tap.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/command.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "tests/tap.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/command.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
 #include "zarisd/commands/dispatch.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/store/store.h"
 

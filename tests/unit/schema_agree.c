@@ -12,7 +12,7 @@
 
 #include "config/zconf_internal.h"
 #include "tests/tap.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/settings.h"
 
 static bool settings_take(const char *name, const char *value)
 {

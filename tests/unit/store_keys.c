@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "tests/tap.h"
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/dispatch.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
-#include "zarisd/commands/slowlog.h"
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/server/slowlog.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

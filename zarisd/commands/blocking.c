@@ -1,7 +1,7 @@
 /* blocking — see blocking.h for the design.
  *
  * Lock order: store shard locks (ascending) before a worker list's mutex
- * before the mailbox's inbox mutex. The per-shard queue tables have no lock
+ * before a worker message queue's mutex. The per-shard queue tables have no lock
  * of their own: table i is guarded by store lock i.
  *
  * Module state is created on the first block (the server has one store and
@@ -15,9 +15,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/mailbox.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/server.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
@@ -373,7 +372,7 @@ static void post(struct server *srv, struct bwaiter *w, enum bw_outcome outcome,
 		m->reply = *reply; /* takes the chunks */
 	else
 		obuf_init(&m->reply);
-	mailbox_post(srv, w->worker, w->client_id, mail_finish, m);
+	server_post(srv, w->worker, w->client_id, mail_finish, m);
 }
 
 /* --- API ----------------------------------------------------------------- */

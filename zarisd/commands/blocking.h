@@ -18,7 +18,7 @@
  *    waiters head first, while the key has elements: the type's serve
  *    callback pops, writes the reply in the waiter's protocol into a
  *    private buffer, and the reply goes to the waiter's own worker with
- *    mailbox_post(). There the client is unblocked, the reply appended to
+ *    server_post(). There the client is unblocked, the reply appended to
  *    c->out, and the network layer sends it and runs the client's
  *    pipelined requests (it stopped reading them while CLIENT_BLOCKED).
  *

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
-#include "zarisd/commands/command.h"
+#include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"

@@ -2,14 +2,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/multi.h"
 #include "zarisd/commands/pubsub.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/registry.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/proto/reply.h"
 

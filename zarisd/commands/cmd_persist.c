@@ -3,10 +3,10 @@
  * Redis 7's replies. */
 #include <errno.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/server.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 

@@ -13,12 +13,12 @@
  */
 #include <string.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
 #include "zarisd/commands/pubsub.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/server.h"
 #include "zarisd/proto/reply.h"
 
 /* The registry exists from the first subscription on; so does the store's

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/latency.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/slowlog.h"
+#include "zarisd/server/latency.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/slowlog.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/persist.h"

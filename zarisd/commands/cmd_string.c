@@ -22,13 +22,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
-#include "zarisd/commands/command.h"
+#include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"

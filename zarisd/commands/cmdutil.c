@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "zarisd/commands/command.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 

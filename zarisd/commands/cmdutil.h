@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/server.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"

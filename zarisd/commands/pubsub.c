@@ -27,13 +27,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
-#include "zarisd/commands/command.h"
+#include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/mailbox.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -506,7 +505,7 @@ static bool over_limit(const struct client *c)
 	return hard && c->out.bytes > hard;
 }
 
-/* Runs on the subscriber's worker (mailbox). */
+/* Runs on the subscriber's worker (server_post). */
 static void deliver_mail(struct client *c, void *arg)
 {
 	struct ps_msg *m = arg;
@@ -527,7 +526,7 @@ static void deliver(struct server *srv, struct ps_link *l, struct ps_msg *m)
 		msg_unref(m);
 		return;
 	}
-	mailbox_post(srv, l->cl->worker, l->cl->id, deliver_mail, m);
+	server_post(srv, l->cl->worker, l->cl->id, deliver_mail, m);
 }
 
 /* SUB's subscribers that were not killed (read lock held). */

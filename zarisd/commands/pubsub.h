@@ -8,14 +8,14 @@
  * in parallel.
  *
  * Lock order: shard locks (store) -> registry locks of CLIENT LIST ->
- * the pubsub lock -> a mailbox inbox lock. PUBLISH is called by keyspace
+ * the pubsub lock -> a worker message queue lock. PUBLISH is called by keyspace
  * notifications with shard locks held, so nothing here ever takes a shard
  * lock or a registry lock, and nothing is called back with the pubsub lock
  * held except reply encoding for the calling client.
  *
  * Delivery: PUBLISH counts the receivers under the lock and posts one
- * message per subscriber to the subscriber's worker (mailbox_post); the
- * worker encodes it for the client's RESP version into c->out. The mailbox
+ * message per subscriber to the subscriber's worker (server_post); the
+ * worker encodes it for the client's RESP version into c->out. The queue
  * is FIFO per posting thread, so each publisher's order is kept. A message
  * whose subscription was dropped before it ran is discarded (an RESP2
  * client must never see a push once it has left the subscribed state).

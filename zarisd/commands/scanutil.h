@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 
 #define ERR_INVALID_CURSOR "ERR invalid cursor"
 

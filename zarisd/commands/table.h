@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "zarisd/commands/command.h"
+#include "zarisd/server/command.h"
 #include "zarisd/proto/resp.h"
 
 void command_table_init(void);

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarisd/commands/client.h"
+#include "zarisd/server/client.h"
 #include "zarisd/proto/resp.h"
 
 struct worker;

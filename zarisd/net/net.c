@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"

@@ -37,7 +37,7 @@ void net_block_stop_signals(sigset_t *sigs);
  * was still running a command NET_STOP_WAIT_MS after the stop request
  * (logged: which, and the command): it runs on, nothing was freed, and the
  * caller must end the process without freeing what workers use (the
- * server, its store, settings, registry, mailbox). */
+ * server, its store, settings, registry, message queues). */
 int net_serve(struct server *srv, const struct net_backend *backend, unsigned nworkers, const int *cores,
 	      int ncores, void (*on_ready)(void *arg), void *arg);
 

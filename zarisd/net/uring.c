@@ -45,7 +45,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

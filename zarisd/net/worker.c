@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #include "zarisd/commands/blocking.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/mailbox.h"
+#include "zarisd/server/client.h"
+#include "zarisd/net/msgq.h"
 #include "zarisd/commands/pubsub.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/registry.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -406,8 +406,8 @@ void worker_woken(struct worker *w)
 	ssize_t n = read(w->event_fd, &v, sizeof(v));
 	(void)n;
 	w->now_ms = zr_time_ms();
-	if (w->srv->mailbox)
-		mailbox_drain(w->srv, w->index, mail_touched, w);
+	if (w->srv->msgq)
+		msgq_drain(w->srv, w->index, mail_touched, w);
 	/* the journal may have reached disk: retry held replies */
 	struct conn *held = w->durable_head;
 	w->durable_head = NULL;
@@ -461,7 +461,7 @@ static int64_t blocked_timer(struct worker *w)
 		return INT64_MAX;
 	int64_t now_us = zr_time_us();
 	if (deadline_ms <= now_us / 1000) {
-		/* the timed-out clients' replies come back through the mailbox
+		/* the timed-out clients' replies come back through the message queue
 		 * (an event fd write): the next turn sends them */
 		blocking_cron(w->srv, w->index, now_us / 1000);
 		deadline_ms = blocking_next_deadline(w->srv, w->index);

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zarisd/commands/server.h"
+#include "zarisd/server/server.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/command.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
 #include "zarisd/commands/dispatch.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/stats.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/stats.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"

@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/command.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/textbuf.h"
+#include "zarisd/server/textbuf.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

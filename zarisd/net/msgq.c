@@ -1,13 +1,12 @@
-/* mailbox — see mailbox.h. */
-#include "zarisd/commands/mailbox.h"
+/* msgq — see msgq.h. */
+#include "zarisd/net/msgq.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/registry.h"
 
 struct mail {
 	struct mail *next;
@@ -22,14 +21,14 @@ struct inbox {
 	char pad[64];
 };
 
-struct mailbox {
+struct msgq {
 	unsigned nworkers;
 	struct inbox *inboxes;
 };
 
-struct mailbox *mailbox_create(unsigned nworkers)
+struct msgq *msgq_create(unsigned nworkers)
 {
-	struct mailbox *mb = zr_calloc(1, sizeof(*mb));
+	struct msgq *mb = zr_calloc(1, sizeof(*mb));
 	mb->nworkers = nworkers;
 	mb->inboxes = zr_calloc(nworkers, sizeof(*mb->inboxes));
 	for (unsigned i = 0; i < nworkers; i++)
@@ -50,7 +49,7 @@ static void run_all(struct mail *m, struct server *srv, unsigned worker, mail_to
 	}
 }
 
-void mailbox_destroy(struct mailbox *mb)
+void msgq_destroy(struct msgq *mb)
 {
 	if (!mb)
 		return;
@@ -62,14 +61,14 @@ void mailbox_destroy(struct mailbox *mb)
 	zr_free(mb);
 }
 
-void mailbox_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
+void msgq_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
 {
 	struct mail *m = zr_malloc(sizeof(*m));
 	m->next = NULL;
 	m->client_id = client_id;
 	m->fn = fn;
 	m->arg = arg;
-	struct inbox *in = &srv->mailbox->inboxes[worker];
+	struct inbox *in = &srv->msgq->inboxes[worker];
 	pthread_mutex_lock(&in->lock);
 	bool was_empty = in->head == NULL;
 	if (in->tail)
@@ -83,9 +82,9 @@ void mailbox_post(struct server *srv, unsigned worker, uint64_t client_id, mail_
 		server_wake(srv, worker);
 }
 
-unsigned mailbox_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)
+unsigned msgq_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)
 {
-	struct inbox *in = &srv->mailbox->inboxes[worker];
+	struct inbox *in = &srv->msgq->inboxes[worker];
 	pthread_mutex_lock(&in->lock);
 	struct mail *m = in->head;
 	in->head = in->tail = NULL;

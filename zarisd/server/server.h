@@ -17,7 +17,7 @@ struct registry;
 struct worker_stats;
 struct slowlog;
 struct client;
-struct mailbox;
+struct msgq;
 struct persist;
 
 /* What SHUTDOWN asked for the final save (srv->shutdown_save). */
@@ -39,7 +39,11 @@ struct server {
 	struct registry *clients;     /* every connection, grouped by worker */
 	struct worker_stats **wstats; /* [nworkers], each written only by its worker */
 	struct slowlog *slowlog;
-	struct mailbox *mailbox; /* work posted to clients of other workers */
+	struct msgq *msgq; /* each worker's message queue (net/msgq.h) */
+	/* Posts work for a client of any worker (server_post); the network
+	 * layer's msgq_post, set by main before the workers start. */
+	void (*post)(struct server *srv, unsigned worker, uint64_t client_id,
+		     void (*fn)(struct client *c, void *arg), void *arg);
 	struct persist *persist; /* snapshots and the append-only log (persist.h); NULL in unit tests */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
@@ -71,6 +75,20 @@ struct server {
 	_Atomic uint64_t stat_reset_ms; /* CONFIG RESETSTAT time */
 	_Atomic int shutdown_save;	/* enum server_shutdown_save, set by SHUTDOWN */
 };
+
+/* A function run on a client's own worker (server_post). C is NULL when
+ * the client has gone since the post: the function must still release
+ * ARG. */
+typedef void (*mail_fn)(struct client *c, void *arg);
+
+/* Queues FN(client CLIENT_ID, ARG) to run on WORKER, the client's owner,
+ * and wakes it. Any thread; takes only that worker's queue mutex
+ * (callable with shard locks held). Messages one thread posts to one
+ * worker run in the order posted. */
+static inline void server_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
+{
+	srv->post(srv, worker, client_id, fn, arg);
+}
 
 /* Asks every worker to stop after their current loop turn. Any thread. */
 void server_request_shutdown(struct server *srv);

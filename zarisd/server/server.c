@@ -1,7 +1,7 @@
 /* server — see server.h. */
-#include "zarisd/commands/server.h"
+#include "zarisd/server/server.h"
 
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 

@@ -1,11 +1,11 @@
 /* registry — see registry.h. */
-#include "zarisd/commands/registry.h"
+#include "zarisd/server/registry.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/server.h"
 #include "zarisd/core/mem.h"
 
 struct registry_worker {

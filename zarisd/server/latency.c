@@ -1,17 +1,17 @@
 /* latency — see latency.h. Events live in a small fixed table (there are a
  * handful of event names, all static strings); each holds a ring of
  * one-per-second samples where a second's sample keeps its worst value. */
-#include "zarisd/commands/latency.h"
+#include "zarisd/server/latency.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "zarisd/commands/command.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
-#include "zarisd/commands/textbuf.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/server/textbuf.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"

@@ -1,6 +1,6 @@
 /* settings — see settings.h. One row per setting: its Redis name, how its
  * value is parsed and shown, and whether CONFIG SET may change it. */
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "zarisd/commands/notify.h"
+#include "zarisd/server/notify_flags.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"

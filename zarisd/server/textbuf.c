@@ -1,5 +1,5 @@
 /* textbuf — see textbuf.h. */
-#include "zarisd/commands/textbuf.h"
+#include "zarisd/server/textbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

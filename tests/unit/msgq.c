@@ -1,14 +1,14 @@
-/* commands/mailbox: messages posted from other threads run on the owner in
+/* net/msgq: messages posted from other threads run on the owner in
  * post order, resolve the client by id, and reach a NULL client when it
  * has gone (so the payload is still released); wake-ups are batched. */
 #include <pthread.h>
 #include <string.h>
 
 #include "tests/tap.h"
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/mailbox.h"
-#include "zarisd/commands/registry.h"
-#include "zarisd/commands/server.h"
+#include "zarisd/server/client.h"
+#include "zarisd/net/msgq.h"
+#include "zarisd/server/registry.h"
+#include "zarisd/server/server.h"
 #include "zarisd/core/mem.h"
 
 #define POSTS 20000
@@ -54,7 +54,7 @@ static void *producer(void *arg)
 		struct msg *m = zr_malloc(sizeof(*m));
 		m->producer = p;
 		m->n = i;
-		mailbox_post(&srv, 0, 7, deliver, m);
+		msgq_post(&srv, 0, 7, deliver, m);
 	}
 	return NULL;
 }
@@ -68,7 +68,8 @@ static void touched(struct client *c, void *ctx)
 int main(void)
 {
 	srv.clients = registry_create(1);
-	srv.mailbox = mailbox_create(1);
+	srv.msgq = msgq_create(1);
+	srv.post = msgq_post;
 	srv.wake = count_wake;
 	struct client c;
 	memset(&c, 0, sizeof(c));
@@ -85,10 +86,10 @@ int main(void)
 	unsigned drained = 0;
 	int rounds = 0;
 	while (drained < 2 * POSTS && rounds++ < 10000000)
-		drained += mailbox_drain(&srv, 0, touched, &touches);
+		drained += msgq_drain(&srv, 0, touched, &touches);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	drained += mailbox_drain(&srv, 0, touched, &touches);
+	drained += msgq_drain(&srv, 0, touched, &touches);
 	is_int(drained, 2 * POSTS, "every message ran once");
 	int all_once = 1;
 	for (int p = 0; p < 2; p++)
@@ -103,12 +104,12 @@ int main(void)
 	struct msg *m = zr_malloc(sizeof(*m));
 	m->producer = 0;
 	m->n = 0;
-	mailbox_post(&srv, 0, 7, deliver, m);
-	mailbox_drain(&srv, 0, touched, &touches);
+	msgq_post(&srv, 0, 7, deliver, m);
+	msgq_drain(&srv, 0, touched, &touches);
 	is_int(gone_calls, 1, "a message for a gone client runs with NULL (payload released)");
 	m = zr_malloc(sizeof(*m));
-	mailbox_post(&srv, 0, 7, deliver, m);
-	mailbox_destroy(srv.mailbox);
+	msgq_post(&srv, 0, 7, deliver, m);
+	msgq_destroy(srv.msgq);
 	is_int(gone_calls, 2, "destroy releases queued messages");
 	registry_destroy(srv.clients);
 	return done_testing();

@@ -1,18 +1,18 @@
 /* slowlog — see slowlog.h. Entries form a doubly linked list, newest at
  * the head, so that trimming to slowlog-max-len drops from the tail. Entry
  * copies are made and freed outside the mutex; only linking is inside. */
-#include "zarisd/commands/slowlog.h"
+#include "zarisd/server/slowlog.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "zarisd/commands/client.h"
-#include "zarisd/commands/command.h"
-#include "zarisd/commands/latency.h"
-#include "zarisd/commands/server.h"
-#include "zarisd/commands/settings.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/latency.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
