@@ -1,10 +1,10 @@
-/* Unit tests of the journal record format (zarisd/persist/journal.c): the
+/* Unit tests of the journal record format (zarisd/journal/format.c): the
  * encoder and decoder round trip, checksums, a truncated tail told apart
  * from corruption in the middle, the offsets reported, and jr_torn_tail. */
-#include "zarisd/persist/journal.c"
+#include "zarisd/journal/format.c"
 
 #include "tests/tap.h"
-#include "zarisd/persist/crc32c.h"
+#include "zarisd/core/crc32c.h"
 
 static size_t make_cmd(struct jbuf *b, uint64_t seq, const char *key, const char *val)
 {

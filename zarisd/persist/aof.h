@@ -4,7 +4,7 @@
  * worker), in segment files of the journal directory.
  *
  * Files: <dir>/<appenddirname>/<appendfilename>.<start seq, 20 digits>.zj,
- * each a journal file (journal.h) opening with a JR_SEGMENT frame. A
+ * each a journal file (journal/format.h) opening with a JR_SEGMENT frame. A
  * snapshot taken at journal seq J ends the current segment: records > J
  * go to a new segment starting at J + 1, so once the snapshot is on disk
  * every older segment is deleted (that is the rewrite / compaction).
@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarisd/persist/journal.h"
+#include "zarisd/journal/format.h"
 
 struct server;
 struct aof;

@@ -26,7 +26,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
-#include "zarisd/persist/journal.h"
+#include "zarisd/journal/format.h"
 #include "zarisd/store/store.h"
 
 /* The reason given for damage that jr_torn_tail calls a torn tail. */

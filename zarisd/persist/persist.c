@@ -31,7 +31,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
-#include "zarisd/persist/journal.h"
+#include "zarisd/journal/format.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/snapshot.h"
 #include "zarisd/store/store.h"

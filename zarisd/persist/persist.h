@@ -1,7 +1,7 @@
 /* persist — zarisd's persistence: snapshots (SAVE, BGSAVE, save rules, the
  * save at shutdown), the append-only log (appendonly, appendfsync,
  * BGREWRITEAOF and automatic rewrites), recovery at start-up and INFO
- * persistence. The pieces: journal.h (the one record format), snapshot.h
+ * persistence. The pieces: journal/format.h (the one record format), snapshot.h
  * (fork-less point-in-time image), aof.h (the log writer, group commit),
  * load.h (recovery and the checker).
  *

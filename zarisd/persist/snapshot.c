@@ -14,7 +14,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/fileio.h"
-#include "zarisd/persist/journal.h"
+#include "zarisd/journal/format.h"
 #include "zarisd/store/store.h"
 
 struct snap_ctx {

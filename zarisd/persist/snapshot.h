@@ -1,7 +1,7 @@
 /* snapshot — writes a point-in-time image of the keyspace to a file
  * without fork: store_snap_begin() fixes the instant (per-entry
  * copy-before-write, see store.h), then the shards are serialized one at a
- * time while writes continue. The file (journal.h format, magic
+ * time while writes continue. The file (journal/format.h format, magic
  * "ZARISSNP"): JR_SNAP_HEAD with the journal seq of the instant, one
  * JR_SNAP_STR / JR_SNAP_OBJ per key (non-string values as the commands
  * that rebuild them, from the type's rewrite op), JR_SNAP_END with the key

@@ -1,4 +1,4 @@
-/* journal — the one record format of persistence: the append-only log, the
+/* journal/format — the one record format of persistence: the append-only log, the
  * snapshot file and (later) the replication stream are sequences of the
  * frames defined here, written by one encoder and read by one decoder.
  *

@@ -1,6 +1,6 @@
 /* crc32c — see crc32c.h. The table variant processes a byte at a time; the
  * hardware one eight bytes per instruction. */
-#include "zarisd/persist/crc32c.h"
+#include "zarisd/core/crc32c.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* journal — see journal.h: the frame encoder and decoder. */
-#include "zarisd/persist/journal.h"
+/* journal/format — see format.h: the frame encoder and decoder. */
+#include "zarisd/journal/format.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "zarisd/core/mem.h"
-#include "zarisd/persist/crc32c.h"
+#include "zarisd/core/crc32c.h"
 
 void jbuf_init(struct jbuf *b)
 {
