@@ -26,6 +26,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/replay_apply.h"
 #include "zarisd/net/net.h"
 #include "zarisd/net/worker.h"
 #include "zarisd/persist/persist.h"
@@ -382,7 +383,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 40; i++)
 		srv.run_id[i] = "0123456789abcdef"[zr_hash(&i, sizeof(i)) & 15];
 	/* persistence: load the snapshot and the log tail, start the log; a
-	 * failure (logged there) ends the start with everything freed */
+	 * failure (logged there) ends the start with everything freed; the
+	 * loader runs saved commands through commands/ (replay_apply.h) */
+	replay_apply_install(&srv);
 	int rc = persist_init(&srv);
 	if (rc == 0) {
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };

@@ -154,6 +154,12 @@ void jr_cmd_version(struct jbuf *b, const char *key, size_t klen, uint64_t versi
 	jbuf_u64(b, version);
 }
 
+void jr_tail_put(struct jbuf *b, uint64_t type, const void *p, size_t n)
+{
+	jbuf_varint(b, type);
+	jbuf_bytes(b, p, n);
+}
+
 void jr_frame_set_seq(struct jbuf *b, size_t off, uint64_t seq)
 {
 	/* the seq follows the kind byte in both JR_CMD and JR_COMMIT */
@@ -223,7 +229,8 @@ int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic
 {
 	if (len < JR_FILE_HEADER || memcmp(buf, magic, 8) != 0 || crc32c(0, buf, 12) != get_le32(buf + 12))
 		return -EINVAL;
-	if (get_le32(buf + 8) != JR_FORMAT_VERSION)
+	uint32_t version = get_le32(buf + 8);
+	if (version < JR_FORMAT_MIN_VERSION || version > JR_FORMAT_VERSION)
 		return -EPROTO;
 	return 0;
 }
@@ -291,6 +298,90 @@ bool jr_next_version(struct jreader *vers, const char **key, size_t *klen, uint6
 	return jrd_bytes(vers, key, klen) && jrd_u64(vers, version);
 }
 
+int jr_tail_next(struct jreader *tail, uint64_t *type, const char **p, size_t *n)
+{
+	if (tail->p == tail->end)
+		return 0;
+	return jrd_varint(tail, type) && jrd_bytes(tail, p, n) ? 1 : -EINVAL;
+}
+
+bool jr_tail_ok(struct jreader tail)
+{
+	uint64_t type;
+	const char *p;
+	size_t n;
+	int r;
+	while ((r = jr_tail_next(&tail, &type, &p, &n)) == 1)
+		;
+	return r == 0;
+}
+
+/* Walks NCMDS commands of R (every length checked). */
+static bool skip_cmds(struct jreader *r, uint64_t ncmds)
+{
+	for (uint64_t i = 0; i < ncmds; i++) {
+		uint64_t argc;
+		if (!jr_next_argc(r, &argc))
+			return false;
+		for (uint64_t k = 0; k < argc; k++) {
+			const char *p;
+			size_t n;
+			if (!jrd_bytes(r, &p, &n))
+				return false;
+		}
+	}
+	return true;
+}
+
+bool jr_parse_commit(const unsigned char *payload, size_t plen, uint64_t *seq, uint64_t *txn,
+		     struct jreader *tail)
+{
+	struct jreader r = { payload, payload + plen };
+	uint8_t kind;
+	if (!jrd_u8(&r, &kind) || kind != JR_COMMIT || !jrd_u64(&r, seq) || !jrd_u64(&r, txn) ||
+	    !jr_tail_ok(r))
+		return false;
+	if (tail)
+		*tail = r;
+	return true;
+}
+
+bool jr_parse_snap_entry(const unsigned char *payload, size_t plen, struct jr_snap_entry *out)
+{
+	struct jreader r = { payload, payload + plen };
+	uint32_t db;
+	uint64_t exp;
+	if (!jrd_u8(&r, &out->kind) || (out->kind != JR_SNAP_STR && out->kind != JR_SNAP_OBJ) ||
+	    !jrd_u32(&r, &db))
+		return false;
+	out->db = db;
+	out->type = 0;
+	if (out->kind == JR_SNAP_OBJ && !jrd_u8(&r, &out->type))
+		return false;
+	if (!jrd_u64(&r, &exp) || !jrd_u64(&r, &out->version) || !jrd_bytes(&r, &out->key, &out->klen))
+		return false;
+	out->expire = (int64_t)exp;
+	out->val = NULL;
+	out->vlen = 0;
+	out->ncmds = 0;
+	out->cmds = (struct jreader){ r.end, r.end };
+	if (out->kind == JR_SNAP_STR) {
+		if (!jrd_bytes(&r, &out->val, &out->vlen))
+			return false;
+	} else {
+		uint32_t ncmds;
+		if (!jrd_u32(&r, &ncmds))
+			return false;
+		out->ncmds = ncmds;
+		out->cmds = r;
+		if (!skip_cmds(&r, ncmds))
+			return false;
+		out->cmds.end = r.p;
+	}
+	out->tail = r;
+	return jr_tail_ok(r);
+}
+
 bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 {
 	struct jreader r = { payload, payload + plen };
@@ -307,17 +398,8 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 	out->cmds = r;
 	/* walk the commands once so the versions' position is known and
 	 * every length is checked before anything is applied */
-	for (uint64_t i = 0; i < ncmds; i++) {
-		uint64_t argc;
-		if (!jrd_varint(&r, &argc) || argc == 0 || argc > JR_MAX_ARGS)
-			return false;
-		for (uint64_t k = 0; k < argc; k++) {
-			const char *p;
-			size_t n;
-			if (!jrd_bytes(&r, &p, &n))
-				return false;
-		}
-	}
+	if (!skip_cmds(&r, ncmds))
+		return false;
 	if (!jrd_varint(&r, &nver) || nver > 1u << 24)
 		return false;
 	out->nver = (unsigned)nver;
@@ -329,5 +411,7 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 		if (!jr_next_version(&r, &k, &kl, &v))
 			return false;
 	}
-	return r.p == r.end;
+	out->vers.end = r.p;
+	out->tail = r;
+	return jr_tail_ok(r);
 }

@@ -16,7 +16,16 @@
  * (0 for none), one or more commands (argv) and the version each touched
  * key had afterwards. A record is the command itself, or — for commands
  * whose outcome is random (SPOP) — its effect: the commands that rebuild
- * the key. Pure functions, no I/O, any thread.
+ * the key.
+ *
+ * Version 2 (the one change since version 1): every record (JR_CMD,
+ * JR_COMMIT) and every snapshot entry (JR_SNAP_STR, JR_SNAP_OBJ) may end
+ * with a tail of type-length-value fields after the fields of version 1
+ * (varint type, varint length, the bytes), so later fields (metadata,
+ * replication ids, epochs) need no further version: a reader skips the
+ * types it does not know. A version-1 payload is a version-2 payload with
+ * an empty tail, so one decoder reads both; writers write version 2, with
+ * an empty tail for now. Pure functions, no I/O, any thread.
  */
 #ifndef ZR_JOURNAL_H
 #define ZR_JOURNAL_H
@@ -25,7 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JR_FORMAT_VERSION 1
+#define JR_FORMAT_VERSION 2	/* what the writers write */
+#define JR_FORMAT_MIN_VERSION 1 /* the oldest the readers read */
 #define JR_FILE_HEADER 16
 #define JR_FRAME_HEADER 8
 #define JR_MAX_FRAME (1u << 30) /* larger lengths are corruption */
@@ -41,6 +51,11 @@ enum jr_kind {
 	JR_SNAP_OBJ = 12,  /* u32 db, u8 type, i64 expire, u64 version, key, cmds */
 	JR_SNAP_END = 13,  /* u64 keys */
 };
+
+/* The most transactions whose records may be open (written, not yet
+ * committed) at once in one stream: the writer side never has more, and
+ * replay (replay.h) refuses a stream that has. */
+#define JR_MAX_OPEN_TXN 256
 
 #define JR_SEG_FRESH 0x1 /* first segment after appendonly was turned on: no base before it */
 
@@ -78,6 +93,9 @@ void jr_cmd_set_ncmds(struct jbuf *b, size_t off, unsigned ncmds);
 void jr_cmd_argv(struct jbuf *b, int argc, const char *const *argv, const size_t *lens);
 void jr_cmd_versions_begin(struct jbuf *b, unsigned nver);
 void jr_cmd_version(struct jbuf *b, const char *key, size_t klen, uint64_t version);
+/* Appends one tail field (TYPE, N bytes of P) to the frame being built:
+ * after the last field of its kind, before jr_frame_end. */
+void jr_tail_put(struct jbuf *b, uint64_t type, const void *p, size_t n);
 /* Rewrites the seq of a JR_CMD / JR_COMMIT frame at FRAME_OFF and its
  * checksum (the journal numbers a record only when it appends it). */
 void jr_frame_set_seq(struct jbuf *b, size_t frame_off, uint64_t seq);
@@ -106,7 +124,8 @@ enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, 
  * log has the records after it. Linear in LEN - AT. */
 bool jr_torn_tail(const unsigned char *buf, size_t len, size_t at, uint64_t after_seq);
 /* Checks the file header; 0, or -EINVAL (bad magic/checksum) or -EPROTO
- * (a format version this build cannot read). */
+ * (a format version this build cannot read: below JR_FORMAT_MIN_VERSION
+ * or above JR_FORMAT_VERSION). */
 int jr_check_file_header(const unsigned char *buf, size_t len, const char *magic);
 
 /* A cursor over one payload; every getter fails (returns false) past the
@@ -121,6 +140,13 @@ bool jrd_varint(struct jreader *r, uint64_t *v);
 /* A varint-prefixed byte string, borrowed from the payload. */
 bool jrd_bytes(struct jreader *r, const char **p, size_t *n);
 
+/* Reads the next tail field of TAIL (a reader over a payload's tail):
+ * 1 and *TYPE, *P, *N (borrowed) set; 0 at the end of the tail;
+ * -EINVAL when the tail is malformed. */
+int jr_tail_next(struct jreader *tail, uint64_t *type, const char **p, size_t *n);
+/* Whether every field of TAIL is well formed (it is read to its end). */
+bool jr_tail_ok(struct jreader tail);
+
 /* One decoded JR_CMD, arguments borrowed from the payload. */
 #define JR_MAX_ARGS (1u << 24)
 struct jr_cmd {
@@ -132,13 +158,40 @@ struct jr_cmd {
 	struct jreader cmds; /* positioned at the first command */
 	unsigned nver;
 	struct jreader vers; /* positioned at the first version */
+	struct jreader tail; /* the tail fields (empty in version 1) */
 };
-/* Parses a JR_CMD payload (kind byte included); false when malformed. */
+/* Parses a JR_CMD payload (kind byte included), its tail checked; false
+ * when malformed. */
 bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out);
 /* Reads the argument count of the next command of CMDS (then read each
  * argument with jrd_bytes); false when malformed. */
 bool jr_next_argc(struct jreader *cmds, uint64_t *argc);
 /* Reads the next version pair. */
 bool jr_next_version(struct jreader *vers, const char **key, size_t *klen, uint64_t *version);
+
+/* Parses a JR_COMMIT payload (kind byte included): *SEQ, *TXN and its
+ * tail (may be NULL), checked; false when malformed. */
+bool jr_parse_commit(const unsigned char *payload, size_t plen, uint64_t *seq, uint64_t *txn,
+		     struct jreader *tail);
+
+/* One decoded snapshot entry (JR_SNAP_STR or JR_SNAP_OBJ), borrowed from
+ * the payload. */
+struct jr_snap_entry {
+	uint8_t kind; /* JR_SNAP_STR or JR_SNAP_OBJ */
+	uint8_t type; /* JR_SNAP_OBJ: the store type */
+	unsigned db;
+	int64_t expire; /* absolute ms, -1 none */
+	uint64_t version;
+	const char *key;
+	size_t klen;
+	const char *val; /* JR_SNAP_STR: the value */
+	size_t vlen;
+	unsigned ncmds;	     /* JR_SNAP_OBJ: commands that rebuild the value */
+	struct jreader cmds; /* positioned at the first of them (jr_next_argc) */
+	struct jreader tail;
+};
+/* Parses a snapshot entry payload (kind byte included): every field, each
+ * command's lengths and the tail checked; false when malformed. */
+bool jr_parse_snap_entry(const unsigned char *payload, size_t plen, struct jr_snap_entry *out);
 
 #endif

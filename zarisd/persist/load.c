@@ -16,17 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zarisd/server/client.h"
-#include "zarisd/server/command.h"
-#include "zarisd/commands/dispatch.h"
-#include "zarisd/server/server.h"
-#include "zarisd/server/stats.h"
-#include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
 #include "zarisd/journal/format.h"
+#include "zarisd/journal/replay.h"
 #include "zarisd/store/store.h"
 
 /* The reason given for damage that jr_torn_tail calls a torn tail. */
@@ -84,103 +79,38 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 	return code;
 }
 
-/* --- the loader client: runs saved commands through the real handlers ------- */
+/* --- the applier main installed ---------------------------------------------- */
 
-struct loader {
-	struct client c;
-	struct worker_stats ws;
-	struct resp_arg *args;
-	uint64_t cap;
-};
+static struct load_apply applier; /* set once by main before any load */
 
-static void loader_init(struct loader *ld, struct server *srv)
+void load_set_apply(const struct load_apply *ops)
 {
-	memset(ld, 0, sizeof(*ld));
-	dispatch_client_init(&ld->c, srv, 0, &ld->ws);
-	ld->c.flags |= CLIENT_AUTHENTICATED;
-	ld->c.out.muted = true;
-	snprintf(ld->c.addr, sizeof(ld->c.addr), "loader");
+	applier = *ops;
 }
 
-static void loader_free(struct loader *ld)
+static void *applier_open(void)
 {
-	dispatch_client_free(&ld->c);
-	obuf_free(&ld->c.out);
-	zr_free(ld->args);
+	return applier.open ? applier.open(applier.ctx) : NULL;
 }
 
-/* Runs the next command of CMDS in DB at wall clock NOW. Returns 0, 1 when
- * the command answered an error, -EINVAL when malformed, -ENOENT when the
- * command is unknown (*NAME then says which). */
-static int loader_run(struct loader *ld, unsigned db, int64_t now, struct jreader *cmds, char *name,
-		      size_t namelen)
+static void applier_close(void *a)
 {
-	uint64_t argc;
-	if (!jr_next_argc(cmds, &argc))
-		return -EINVAL;
-	if (argc > ld->cap) {
-		ld->cap = argc;
-		ld->args = zr_realloc(ld->args, sizeof(*ld->args) * argc);
-	}
-	for (uint64_t i = 0; i < argc; i++) {
-		const char *p;
-		size_t n;
-		if (!jrd_bytes(cmds, &p, &n))
-			return -EINVAL;
-		ld->args[i].ptr = (char *)p;
-		ld->args[i].len = n;
-	}
-	struct client *c = &ld->c;
-	const struct command *cmd = command_lookup(ld->args[0].ptr, ld->args[0].len);
-	if (cmd && (cmd->flags & CMD_CONTAINER) && argc >= 2)
-		cmd = command_lookup_sub(cmd, ld->args[1].ptr, ld->args[1].len);
-	if (!cmd || !cmd->handler) {
-		snprintf(name, namelen, "%.*s", (int)(ld->args[0].len > 64 ? 64 : ld->args[0].len),
-			 ld->args[0].ptr);
-		return -ENOENT;
-	}
-	c->argv = ld->args;
-	c->argc = (int)argc;
-	c->db = db;
-	c->now_ms = now;
-	c->cmd = cmd;
-	uint64_t errors = c->out.errors;
-	cmd->handler(c);
-	return c->out.errors != errors;
+	if (a && applier.close)
+		applier.close(a);
+}
+
+static int no_record(void *ctx, const struct jr_cmd *rec, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)rec;
+	snprintf(err, errlen, "no command runner installed");
+	return -ENOSYS;
 }
 
 /* --- snapshot -------------------------------------------------------------------- */
 
-struct snap_key {
-	unsigned db;
-	uint8_t kind, type;
-	int64_t expire;
-	uint64_t version;
-	const char *key;
-	size_t klen;
-	struct jreader rest; /* string: the value; object: u32 ncmds + commands */
-};
-
-static bool parse_key(const unsigned char *p, size_t n, struct snap_key *k)
-{
-	struct jreader r = { p, p + n };
-	uint32_t db;
-	uint64_t exp;
-	if (!jrd_u8(&r, &k->kind) || !jrd_u32(&r, &db))
-		return false;
-	k->db = db;
-	k->type = 0;
-	if (k->kind == JR_SNAP_OBJ && !jrd_u8(&r, &k->type))
-		return false;
-	if (!jrd_u64(&r, &exp) || !jrd_u64(&r, &k->version) || !jrd_bytes(&r, &k->key, &k->klen))
-		return false;
-	k->expire = (int64_t)exp;
-	k->rest = r;
-	return true;
-}
-
 struct snap_load {
-	struct server *srv;
+	struct store *s;
 	const char *path;
 	const unsigned char *base;
 	const size_t *offs; /* frame payload offsets */
@@ -195,12 +125,11 @@ struct snap_load {
 static void *snap_load_range(void *arg)
 {
 	struct snap_load *sl = arg;
-	struct store *s = sl->srv->store;
-	struct loader ld;
-	loader_init(&ld, sl->srv);
+	struct store *s = sl->s;
+	void *ap = applier_open();
 	for (size_t i = sl->lo; i < sl->hi && sl->rc == 0; i++) {
-		struct snap_key k;
-		if (!parse_key(sl->base + sl->offs[i], sl->lens[i], &k)) {
+		struct jr_snap_entry k;
+		if (!jr_parse_snap_entry(sl->base + sl->offs[i], sl->lens[i], &k)) {
 			sl->rc = fail(sl->err, sizeof(sl->err), -EINVAL,
 				      "%s: malformed key record at offset %zu", sl->path,
 				      sl->offs[i] - JR_FRAME_HEADER);
@@ -216,41 +145,31 @@ static void *snap_load_range(void *arg)
 			sl->expired++;
 			continue;
 		}
-		unsigned shard = store_shard_of(s, k.key, k.klen);
-		store_lock(s, shard);
-		struct entry *e = NULL;
+		bool good;
 		if (k.kind == JR_SNAP_STR) {
-			const char *v;
-			size_t vlen;
-			if (!jrd_bytes(&k.rest, &v, &vlen) ||
-			    store_set_string_locked(s, k.db, k.key, k.klen, v, vlen, k.expire, 0, &e) < 0)
+			unsigned shard = store_shard_of(s, k.key, k.klen);
+			store_lock(s, shard);
+			struct entry *e = NULL;
+			if (store_set_string_locked(s, k.db, k.key, k.klen, k.val, k.vlen, k.expire, 0, &e) <
+			    0)
 				e = NULL;
+			if (e)
+				store_entry_set_version_locked(s, e, k.version);
+			store_unlock(s, shard);
+			good = e != NULL;
 		} else {
-			uint32_t ncmds;
-			bool good = jrd_u32(&k.rest, &ncmds);
-			char name[80];
-			for (uint32_t j = 0; good && j < ncmds; j++) {
-				int r = loader_run(&ld, k.db, sl->now, &k.rest, name, sizeof(name));
-				if (r == -ENOENT) {
-					store_unlock(s, shard);
-					sl->rc = fail(
-						sl->err, sizeof(sl->err), -ENOTSUP,
-						"%s: key '%.*s' needs command '%s', which this zarisd lacks",
-						sl->path, (int)(k.klen > 64 ? 64 : k.klen), k.key, name);
-					goto out;
-				}
-				good = r == 0;
+			char name[80] = "";
+			int r = ap && applier.object ? applier.object(ap, &k, sl->now, name, sizeof(name))
+						     : -EINVAL;
+			if (r == -ENOTSUP) {
+				sl->rc = fail(sl->err, sizeof(sl->err), -ENOTSUP,
+					      "%s: key '%.*s' needs command '%s', which this zarisd lacks",
+					      sl->path, (int)(k.klen > 64 ? 64 : k.klen), k.key, name);
+				break;
 			}
-			e = good ? store_find_locked(s, k.db, k.key, k.klen, sl->now,
-						     STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS)
-				 : NULL;
-			if (e && k.expire >= 0)
-				store_set_expire_locked(s, k.db, &e, k.expire);
+			good = r == 0;
 		}
-		if (e)
-			store_entry_set_version_locked(s, e, k.version);
-		store_unlock(s, shard);
-		if (!e) {
+		if (!good) {
 			sl->rc = fail(sl->err, sizeof(sl->err), -EINVAL,
 				      "%s: cannot restore the key at offset %zu", sl->path,
 				      sl->offs[i] - JR_FRAME_HEADER);
@@ -258,12 +177,11 @@ static void *snap_load_range(void *arg)
 		}
 		sl->loaded++;
 	}
-out:
-	loader_free(&ld);
+	applier_close(ap);
 	return NULL;
 }
 
-int load_snapshot(struct server *srv, const char *path, unsigned threads, struct load_result *res, char *err,
+int load_snapshot(struct store *s, const char *path, unsigned threads, struct load_result *res, char *err,
 		  size_t errlen)
 {
 	int64_t t0 = zr_mono_us();
@@ -352,7 +270,7 @@ int load_snapshot(struct server *srv, const char *path, unsigned threads, struct
 	pthread_t tid[16];
 	int64_t now = zr_time_ms();
 	for (unsigned i = 0; i < threads; i++) {
-		sl[i] = (struct snap_load){ .srv = srv,
+		sl[i] = (struct snap_load){ .s = s,
 					    .path = path,
 					    .base = m.p,
 					    .offs = offs,
@@ -388,53 +306,8 @@ out:
 
 /* --- journal ------------------------------------------------------------------------ */
 
-static void restore_versions(struct server *srv, const struct jr_cmd *rc)
-{
-	struct jreader v = rc->vers;
-	for (unsigned i = 0; i < rc->nver; i++) {
-		const char *key;
-		size_t klen;
-		uint64_t version;
-		if (!jr_next_version(&v, &key, &klen, &version))
-			return;
-		struct entry *e = store_find_locked(srv->store, rc->db, key, klen, rc->now_ms,
-						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
-		if (e)
-			store_entry_set_version_locked(srv->store, e, version);
-	}
-}
-
-static int apply_record(struct server *srv, struct loader *ld, const unsigned char *pl, size_t plen,
-			const char *path, size_t at, char *err, size_t errlen)
-{
-	struct jr_cmd rc;
-	if (!jr_parse_cmd(pl, plen, &rc))
-		return fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record", path, at);
-	if (rc.db >= store_databases(srv->store))
-		return fail(err, errlen, -ERANGE, "%s at offset %zu: database %u out of range", path, at,
-			    rc.db);
-	struct jreader cmds = rc.cmds;
-	for (unsigned i = 0; i < rc.ncmds; i++) {
-		char name[80];
-		int r = loader_run(ld, rc.db, rc.now_ms, &cmds, name, sizeof(name));
-		if (r == -ENOENT)
-			return fail(err, errlen, -ENOTSUP, "%s at offset %zu: unknown command '%s'", path, at,
-				    name);
-		if (r < 0)
-			return fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record", path, at);
-	}
-	restore_versions(srv, &rc);
-	return 0;
-}
-
-struct held {
-	size_t at;
-	const unsigned char *pl;
-	size_t plen;
-};
-
-int load_journal(struct server *srv, const char *dir, const char *name, bool trim, struct load_result *res,
-		 char *err, size_t errlen)
+int load_journal(const char *dir, const char *name, bool trim, struct load_result *res, char *err,
+		 size_t errlen)
 {
 	int64_t t0 = zr_mono_us();
 	char **paths;
@@ -442,16 +315,13 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 	int n = aof_list(dir, name, &paths, &starts);
 	if (n < 0)
 		return fail(err, errlen, n, "%s: cannot list: %s", dir, strerror(-n));
-	struct loader ld;
-	loader_init(&ld, srv);
+	void *ap = applier_open();
 	int r = 0;
-	uint64_t expect = res->last_seq + 1;
-	/* records from the first one of an open transaction on wait for its
-	 * commit (held[]), so an unfinished transaction is never applied */
-	struct held *held = NULL;
-	size_t nheld = 0, capheld = 0;
-	uint64_t open_txn[64];
-	int nopen = 0;
+	/* records of an open transaction, and every record after its first,
+	 * wait in the replay for its commit, so an unfinished transaction is
+	 * never applied */
+	struct jr_replay rp;
+	jr_replay_init(&rp, res->last_seq, ap && applier.record ? applier.record : no_record, ap);
 	struct mapped m = { 0 };
 	for (int f = 0; f < n && r == 0; f++) {
 		const char *path = paths[f];
@@ -486,12 +356,14 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 			enum jr_status st = jr_next_frame(m.p, m.len, &off, &pl, &plen, &why);
 			if (st == JR_EOF)
 				break;
-			if (st == JR_CORRUPT && last && jr_torn_tail(m.p, m.len, at, expect - 1)) {
+			if (st == JR_CORRUPT && last && jr_torn_tail(m.p, m.len, at, rp.expect - 1)) {
 				st = JR_TRUNCATED;
 				why = TORN_TAIL;
 			}
 			if (st == JR_TRUNCATED && last && trim) {
-				size_t cut = nopen && nheld ? held[0].at : at;
+				uint64_t first_held = at;
+				jr_replay_held(&rp, &first_held);
+				size_t cut = (size_t)first_held;
 				zr_log(ZR_LOG_WARNING,
 				       "!!! Warning: short read while loading the append only file %s at offset %zu "
 				       "(%s): trimming %zu bytes of an incomplete tail (aof-load-truncated yes)",
@@ -500,8 +372,7 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 				if (truncate(path, (off_t)cut) < 0)
 					r = fail(err, errlen, -errno, "%s: cannot trim: %s", path,
 						 strerror(errno));
-				nheld = 0;
-				nopen = 0;
+				jr_replay_drop(&rp);
 				break;
 			}
 			if (st != JR_OK) {
@@ -512,109 +383,63 @@ int load_journal(struct server *srv, const char *dir, const char *name, bool tri
 					path, at, st == JR_TRUNCATED ? "truncated: " : "", why);
 				break;
 			}
-			struct jreader rd = { pl, pl + plen };
-			uint8_t kind;
-			jrd_u8(&rd, &kind);
 			if (first) {
+				struct jreader rd = { pl, pl + plen };
+				uint8_t kind;
 				uint64_t start, created;
 				uint32_t flags;
 				first = false;
+				jrd_u8(&rd, &kind);
 				if (kind != JR_SEGMENT || !jrd_u64(&rd, &start) || !jrd_u32(&rd, &flags) ||
 				    !jrd_u64(&rd, &created)) {
 					r = fail(err, errlen, -EINVAL,
 						 "%s at offset %zu: missing segment header", path, at);
 					break;
 				}
-				if (start > expect) {
+				if (start > rp.expect) {
 					if (flags & JR_SEG_FRESH) {
 						zr_log(ZR_LOG_WARNING,
 						       "%s starts at record %" PRIu64
 						       " but the data on disk ends at %" PRIu64
 						       ": appendonly was turned on and no snapshot finished after; "
 						       "its records cannot be applied, ignored",
-						       path, start, expect - 1);
+						       path, start, rp.expect - 1);
 						skip_file = true;
 						break;
 					}
 					r = fail(err, errlen, -EINVAL,
 						 "%s: journal gap: records %" PRIu64 " to %" PRIu64
 						 " are missing",
-						 path, expect, start - 1);
+						 path, rp.expect, start - 1);
 					break;
 				}
 				continue;
 			}
-			uint64_t seq = 0, txn = 0;
-			struct jreader sr = rd;
-			if ((kind != JR_CMD && kind != JR_COMMIT) || !jrd_u64(&sr, &seq)) {
-				r = fail(err, errlen, -EINVAL, "%s at offset %zu: unknown record kind %u",
-					 path, at, kind);
+			int cr = jr_replay_frame(&rp, pl, plen, at);
+			if (cr < 0) {
+				r = fail(err, errlen, cr, "%s at offset %" PRIu64 ": %s", path, rp.err_pos,
+					 rp.err);
 				break;
-			}
-			if (seq < expect)
-				continue; /* in the snapshot already */
-			if (seq != expect) {
-				r = fail(err, errlen, -EINVAL,
-					 "%s at offset %zu: record %" PRIu64 " where %" PRIu64
-					 " was expected",
-					 path, at, seq, expect);
-				break;
-			}
-			expect = seq + 1;
-			res->last_seq = seq;
-			if (kind == JR_COMMIT) {
-				jrd_u64(&sr, &txn);
-				for (int i = 0; i < nopen; i++)
-					if (open_txn[i] == txn) {
-						open_txn[i] = open_txn[--nopen];
-						break;
-					}
-			} else {
-				struct jreader tr = sr;
-				uint64_t now;
-				uint32_t db;
-				if (!jrd_u64(&tr, &now) || !jrd_u32(&tr, &db) || !jrd_u64(&tr, &txn)) {
-					r = fail(err, errlen, -EINVAL, "%s at offset %zu: malformed record",
-						 path, at);
-					break;
-				}
-				bool known = false;
-				for (int i = 0; i < nopen; i++)
-					known |= open_txn[i] == txn;
-				if (txn && !known && nopen < 64)
-					open_txn[nopen++] = txn;
-				if (nopen) {
-					if (nheld == capheld) {
-						capheld = capheld ? capheld * 2 : 64;
-						held = zr_realloc(held, capheld * sizeof(*held));
-					}
-					held[nheld++] = (struct held){ at, pl, plen };
-					continue;
-				}
-				r = apply_record(srv, &ld, pl, plen, path, at, err, errlen);
-				res->records++;
-			}
-			if (nopen == 0 && nheld) {
-				for (size_t i = 0; i < nheld && r == 0; i++, res->records++)
-					r = apply_record(srv, &ld, held[i].pl, held[i].plen, path, held[i].at,
-							 err, errlen);
-				nheld = 0;
 			}
 		}
-		if (r == 0 && last && nopen) {
+		uint64_t first_held = 0;
+		size_t nheld = jr_replay_held(&rp, &first_held);
+		if (r == 0 && last && rp.nopen) {
 			/* the log ends inside a transaction whose commit never came */
 			zr_log(ZR_LOG_WARNING,
 			       "%s ends inside a transaction: its %zu records are not applied", path, nheld);
-			if (trim && nheld && truncate(path, (off_t)held[0].at) == 0)
-				res->trimmed += m.len - held[0].at;
-			nheld = 0;
+			if (trim && nheld && truncate(path, (off_t)first_held) == 0)
+				res->trimmed += m.len - first_held;
+			jr_replay_drop(&rp);
 		}
 		unmap_file(&m);
 		if (skip_file)
 			continue;
 	}
-	zr_free(held);
-	loader_free(&ld);
+	res->last_seq = rp.expect - 1;
+	res->records += rp.applied;
+	jr_replay_free(&rp);
+	applier_close(ap);
 	aof_list_free(paths, starts, n);
 	res->ms += (zr_mono_us() - t0) / 1000;
 	return r;

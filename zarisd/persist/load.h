@@ -3,11 +3,11 @@
  * Recovery: the snapshot (if any) is read whole and verified (header,
  * every frame's checksum, the end frame) before one key is inserted, then
  * inserted by several threads (each its own range of frames; strings go
- * straight into the store, other types through their real command
- * handlers, run by a private loader client). Then the journal segments
- * are replayed in order from the snapshot's seq + 1, each record with the
- * wall clock it first ran with, and every touched key gets back the
- * version it had. TTLs are absolute: keys that expired while the server
+ * straight into the store, other types through the command handlers, by
+ * the applier main installed: load_set_apply). Then the journal segments
+ * are replayed in order from the snapshot's seq + 1 by the replay state
+ * machine (journal/replay.h), each record with the wall clock it first
+ * ran with, and every touched key gets back the version it had. TTLs are absolute: keys that expired while the server
  * was down are dropped (counted).
  *
  * Errors: a truncated last frame of the last segment is trimmed (the file
@@ -23,7 +23,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct server;
+#include "zarisd/journal/replay.h"
+
+struct store;
+
+/* How the loader runs what it reads: persist/ knows no commands, so the
+ * layer that does hands these in (commands/replay_apply.h). */
+struct load_apply {
+	void *ctx;
+	/* an applier for one loading thread, and its end */
+	void *(*open)(void *ctx);
+	void (*close)(void *applier);
+	/* a journal record (the replay's callback) */
+	jr_apply_fn record;
+	/* a snapshot entry of a non-string type at wall clock NOW: 0,
+	 * -ENOTSUP (ERR names the missing command) or -EINVAL */
+	int (*object)(void *applier, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);
+};
+
+/* main, once, before persist_init (copied). Loading without it fails on
+ * the first record or non-string key. */
+void load_set_apply(const struct load_apply *ops);
 
 struct load_result {
 	uint64_t keys_loaded;
@@ -38,12 +58,12 @@ struct load_result {
 /* Loads the snapshot at PATH with up to THREADS threads. Returns 0, -ENOENT
  * when there is no file, or a negative errno after writing the reason
  * (file and offset) to ERR. */
-int load_snapshot(struct server *srv, const char *path, unsigned threads, struct load_result *res, char *err,
+int load_snapshot(struct store *s, const char *path, unsigned threads, struct load_result *res, char *err,
 		  size_t errlen);
 /* Replays the segments NAME.*.zj of DIR after RES->last_seq. TRIM: cut a
  * truncated tail (aof-load-truncated yes), else it is an error. */
-int load_journal(struct server *srv, const char *dir, const char *name, bool trim, struct load_result *res,
-		 char *err, size_t errlen);
+int load_journal(const char *dir, const char *name, bool trim, struct load_result *res, char *err,
+		 size_t errlen);
 
 /* zarisd --check-data DIR [--fix]: checks every snapshot and journal file
  * in DIR and its subdirectories; prints one line per file to stdout. With

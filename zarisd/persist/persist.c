@@ -722,7 +722,7 @@ int persist_init(struct server *srv)
 	char err[512];
 	unsigned threads = srv->nworkers ? srv->nworkers : 1;
 	int64_t t0 = zr_mono_us();
-	int r = load_snapshot(srv, p->snap_path, threads, &p->loaded, err, sizeof(err));
+	int r = load_snapshot(srv->store, p->snap_path, threads, &p->loaded, err, sizeof(err));
 	if (r < 0 && r != -ENOENT)
 		goto fail;
 	if (r == 0) {
@@ -733,7 +733,7 @@ int persist_init(struct server *srv)
 	}
 	bool aof = atomic_load(&cfg->aof_enabled);
 	if (aof) {
-		r = load_journal(srv, p->aof_dir, cfg->appendfilename, atomic_load(&cfg->aof_load_truncated),
+		r = load_journal(p->aof_dir, cfg->appendfilename, atomic_load(&cfg->aof_load_truncated),
 				 &p->loaded, err, sizeof(err));
 		if (r < 0)
 			goto fail;

@@ -1,0 +1,265 @@
+/* replay_apply — see replay_apply.h. */
+#include "zarisd/commands/replay_apply.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/persist/load.h"
+#include "zarisd/persist/persist.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/stats.h"
+#include "zarisd/store/store.h"
+
+/* One command of the record being applied: argc arguments from args[first]. */
+struct rcmd {
+	const struct command *cmd;
+	size_t first;
+	int argc;
+};
+
+struct replay_applier {
+	struct client c;
+	struct worker_stats ws; /* the handlers count here; nobody reads it */
+	struct resp_arg *args;
+	size_t nargs, capargs;
+	struct rcmd *cmds;
+	size_t capcmds;
+	unsigned *shards;
+	size_t capshards;
+};
+
+struct replay_applier *replay_applier_new(struct server *srv)
+{
+	struct replay_applier *ra = zr_calloc(1, sizeof(*ra));
+	dispatch_client_init(&ra->c, srv, 0, &ra->ws);
+	ra->c.flags |= CLIENT_AUTHENTICATED;
+	ra->c.out.muted = true;
+	snprintf(ra->c.addr, sizeof(ra->c.addr), "loader");
+	return ra;
+}
+
+void replay_applier_free(struct replay_applier *ra)
+{
+	if (!ra)
+		return;
+	dispatch_client_free(&ra->c);
+	obuf_free(&ra->c.out);
+	zr_free(ra->args);
+	zr_free(ra->cmds);
+	zr_free(ra->shards);
+	zr_free(ra);
+}
+
+/* Reads the next command of CMDS into args[] and resolves it. Returns 0,
+ * -EINVAL (malformed) or -ENOTSUP (unknown: its name, at most 64 bytes,
+ * in NAME). */
+static int read_cmd(struct replay_applier *ra, struct jreader *cmds, struct rcmd *out, char *name,
+		    size_t namelen)
+{
+	uint64_t argc;
+	if (!jr_next_argc(cmds, &argc))
+		return -EINVAL;
+	if (ra->nargs + argc > ra->capargs) {
+		ra->capargs = (ra->nargs + argc) * 2;
+		ra->args = zr_realloc(ra->args, sizeof(*ra->args) * ra->capargs);
+	}
+	struct resp_arg *a = ra->args + ra->nargs;
+	for (uint64_t i = 0; i < argc; i++) {
+		const char *p;
+		size_t n;
+		if (!jrd_bytes(cmds, &p, &n))
+			return -EINVAL;
+		a[i].ptr = (char *)p; /* the payload is writable (replay.h) */
+		a[i].len = n;
+	}
+	const struct command *cmd = command_lookup(a[0].ptr, a[0].len);
+	if (cmd && (cmd->flags & CMD_CONTAINER) && argc >= 2)
+		cmd = command_lookup_sub(cmd, a[1].ptr, a[1].len);
+	if (!cmd || !cmd->handler) {
+		snprintf(name, namelen, "%.*s", (int)(a[0].len > 64 ? 64 : a[0].len), a[0].ptr);
+		return -ENOTSUP;
+	}
+	*out = (struct rcmd){ cmd, ra->nargs, (int)argc };
+	ra->nargs += argc;
+	return 0;
+}
+
+static void add_shard(struct replay_applier *ra, size_t *n, unsigned shard)
+{
+	if (*n == ra->capshards) {
+		ra->capshards = ra->capshards ? ra->capshards * 2 : 64;
+		ra->shards = zr_realloc(ra->shards, sizeof(unsigned) * ra->capshards);
+	}
+	ra->shards[(*n)++] = shard;
+}
+
+/* Points the client at command RC (its db and clock already set). */
+static void aim(struct replay_applier *ra, const struct rcmd *rc)
+{
+	ra->c.argv = ra->args + rc->first;
+	ra->c.argc = rc->argc;
+	ra->c.cmd = rc->cmd;
+}
+
+/* The handler inside the hooks the dispatcher puts around a client's
+ * command (dispatch.c call_from); the caller holds the shard locks.
+ * Returns whether it answered an error. */
+static bool run_locked(struct replay_applier *ra, const struct rcmd *rc)
+{
+	struct client *c = &ra->c;
+	aim(ra, rc);
+	uint64_t errors = c->out.errors;
+	uint64_t token = persist_command_begin(c, rc->cmd);
+	rc->cmd->handler(c);
+	persist_command_end(c, rc->cmd, token);
+	return c->out.errors != errors;
+}
+
+int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t errlen)
+{
+	struct replay_applier *ra = arg;
+	struct client *c = &ra->c;
+	struct store *s = c->srv->store;
+	if (rec->db >= store_databases(s)) {
+		snprintf(err, errlen, "database %u out of range", rec->db);
+		return -ERANGE;
+	}
+	if (rec->ncmds > ra->capcmds) {
+		ra->capcmds = rec->ncmds;
+		ra->cmds = zr_realloc(ra->cmds, sizeof(*ra->cmds) * ra->capcmds);
+	}
+	ra->nargs = 0;
+	struct jreader cmds = rec->cmds;
+	bool wholedb = false;
+	for (unsigned i = 0; i < rec->ncmds; i++) {
+		char name[80];
+		int r = read_cmd(ra, &cmds, &ra->cmds[i], name, sizeof(name));
+		if (r == -ENOTSUP) {
+			snprintf(err, errlen, "unknown command '%s'", name);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(err, errlen, "malformed record");
+			return r;
+		}
+		wholedb |= (ra->cmds[i].cmd->flags & CMD_WHOLEDB) != 0;
+	}
+	c->db = rec->db;
+	c->now_ms = rec->now_ms;
+	/* the shards of every command's keys and of the versioned keys, so the
+	 * record is applied and its versions restored as one step */
+	size_t n = 0;
+	for (unsigned i = 0; i < rec->ncmds; i++) {
+		unsigned stack[DISPATCH_STACK_SHARDS], *sh;
+		aim(ra, &ra->cmds[i]);
+		int k = dispatch_key_shards(c, ra->cmds[i].cmd, stack, &sh);
+		for (int j = 0; j < k; j++)
+			add_shard(ra, &n, sh[j]);
+		if (sh && sh != stack)
+			zr_free(sh);
+	}
+	struct jreader v = rec->vers;
+	for (unsigned i = 0; i < rec->nver; i++) {
+		const char *key;
+		size_t klen;
+		uint64_t version;
+		if (!jr_next_version(&v, &key, &klen, &version))
+			break;
+		add_shard(ra, &n, store_shard_of(s, key, klen));
+	}
+	/* as EXEC: a whole-keyspace command among others runs with every
+	 * lock held (the store's whole-keyspace functions then lock nothing);
+	 * alone it runs as the dispatcher runs it, locking shard by shard */
+	bool all = wholedb && rec->ncmds > 1;
+	int nshards = all ? 0 : store_shards_normalize(ra->shards, (int)n);
+	if (all)
+		store_lock_all(s);
+	else if (wholedb)
+		nshards = 0;
+	else if (nshards)
+		store_lock_set(s, ra->shards, nshards);
+	for (unsigned i = 0; i < rec->ncmds; i++)
+		run_locked(ra, &ra->cmds[i]);
+	v = rec->vers;
+	for (unsigned i = 0; i < rec->nver; i++) {
+		const char *key;
+		size_t klen;
+		uint64_t version;
+		if (!jr_next_version(&v, &key, &klen, &version))
+			break;
+		struct entry *e = store_find_locked(s, rec->db, key, klen, rec->now_ms,
+						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		if (e)
+			store_entry_set_version_locked(s, e, version);
+	}
+	if (all)
+		store_unlock_all(s);
+	else if (nshards)
+		store_unlock_set(s, ra->shards, nshards);
+	/* argv is reused by the next record: the dispatcher's key hash memo
+	 * must not outlive this one (dispatch.h) */
+	c->key_hash_argv = NULL;
+	return 0;
+}
+
+int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen)
+{
+	struct replay_applier *ra = arg;
+	struct client *c = &ra->c;
+	struct store *s = c->srv->store;
+	if (e->ncmds > ra->capcmds) {
+		ra->capcmds = e->ncmds;
+		ra->cmds = zr_realloc(ra->cmds, sizeof(*ra->cmds) * ra->capcmds);
+	}
+	ra->nargs = 0;
+	struct jreader cmds = e->cmds;
+	for (unsigned i = 0; i < e->ncmds; i++) {
+		int r = read_cmd(ra, &cmds, &ra->cmds[i], err, errlen);
+		if (r < 0)
+			return r;
+	}
+	c->db = e->db;
+	c->now_ms = now;
+	/* the rebuild's commands name the entry's key only */
+	unsigned shard = store_shard_of(s, e->key, e->klen);
+	store_lock(s, shard);
+	bool good = true;
+	for (unsigned i = 0; i < e->ncmds && good; i++)
+		good = !run_locked(ra, &ra->cmds[i]);
+	struct entry *en = good ? store_find_locked(s, e->db, e->key, e->klen, now,
+						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS)
+				: NULL;
+	if (en && e->expire >= 0)
+		store_set_expire_locked(s, e->db, &en, e->expire);
+	if (en)
+		store_entry_set_version_locked(s, en, e->version);
+	store_unlock(s, shard);
+	c->key_hash_argv = NULL;
+	return en ? 0 : -EINVAL;
+}
+
+static void *open_applier(void *srv)
+{
+	return replay_applier_new(srv);
+}
+
+static void close_applier(void *ra)
+{
+	replay_applier_free(ra);
+}
+
+void replay_apply_install(struct server *srv)
+{
+	load_set_apply(&(struct load_apply){ .ctx = srv,
+					     .open = open_applier,
+					     .close = close_applier,
+					     .record = replay_apply_record,
+					     .object = replay_apply_object });
+}

@@ -1,0 +1,47 @@
+/* replay_apply — how replayed journal records and snapshot entries run:
+ * through the dispatcher's locked path, as a client's command would (the
+ * shard locks of the command table's keys, the persistence hooks around
+ * the handler: a running snapshot's pre-images, the change count), by a
+ * private client that replies to nobody. No gates (a record was accepted
+ * when it first ran), no stats, no slow log (it is not a client's
+ * command). persist/ and journal/ know no commands: they get these as
+ * callbacks (journal/replay.h jr_apply_fn, persist/load.h).
+ *
+ * An applier is used by one thread at a time; the snapshot loader opens
+ * one per loading thread.
+ */
+#ifndef ZR_REPLAY_APPLY_H
+#define ZR_REPLAY_APPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarisd/journal/format.h"
+
+struct server;
+struct replay_applier;
+
+/* A new applier for SRV (borrowed; it outlives the applier). */
+struct replay_applier *replay_applier_new(struct server *srv);
+void replay_applier_free(struct replay_applier *ra);
+
+/* jr_apply_fn: runs the commands of REC in its database with its wall
+ * clock, all under the shard locks of their keys (every shard lock when
+ * a record of several commands has a whole-keyspace one), then gives each
+ * key of the record's versions back its version. Returns 0, -ERANGE
+ * (database out of range), -ENOTSUP (unknown command) or -EINVAL
+ * (malformed), the reason in ERR. A command answering an error is not a
+ * failure (it failed when it first ran too). RA is a replay_applier. */
+int replay_apply_record(void *ra, const struct jr_cmd *rec, char *err, size_t errlen);
+
+/* Rebuilds the snapshot entry E of a non-string type at wall clock NOW:
+ * its commands under its key's shard lock, then its expiry and version.
+ * Returns 0, -ENOTSUP (a command this zarisd lacks: its name in ERR) or
+ * -EINVAL (a command failed or left no key). */
+int replay_apply_object(void *ra, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);
+
+/* main, before persist_init: hands these to the loader (load_set_apply)
+ * for SRV. */
+void replay_apply_install(struct server *srv);
+
+#endif
