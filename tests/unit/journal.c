@@ -1,6 +1,8 @@
 /* Unit tests of the journal record format (zarisd/journal/format.c): the
  * encoder and decoder round trip, checksums, a truncated tail told apart
- * from corruption in the middle, the offsets reported, and jr_torn_tail. */
+ * from corruption in the middle, the offsets reported, jr_torn_tail, and
+ * version 2's tail fields (round trip, unknown types skipped, version-1
+ * payloads and headers read, a newer version refused). */
 #include "zarisd/journal/format.c"
 
 #include "tests/tap.h"
@@ -19,9 +21,152 @@ static size_t make_cmd(struct jbuf *b, uint64_t seq, const char *key, const char
 	return off;
 }
 
+/* A version-1 JR_CMD payload, byte by byte as c7244ab wrote it (no tail):
+ * SET k v, seq 7, db 1, versions k=9. */
+static size_t v1_cmd(unsigned char *p)
+{
+	struct jbuf b;
+	jbuf_init(&b);
+	jbuf_u8(&b, JR_CMD);
+	jbuf_u64(&b, 7);
+	jbuf_u64(&b, 1700000000000ull);
+	jbuf_u32(&b, 1);
+	jbuf_u64(&b, 0);
+	jbuf_u32(&b, 1);
+	jbuf_varint(&b, 3);
+	jbuf_bytes(&b, "SET", 3);
+	jbuf_bytes(&b, "k", 1);
+	jbuf_bytes(&b, "v", 1);
+	jbuf_varint(&b, 1);
+	jbuf_bytes(&b, "k", 1);
+	jbuf_u64(&b, 9);
+	memcpy(p, b.p, b.len);
+	size_t n = b.len;
+	jbuf_free(&b);
+	return n;
+}
+
+static void tail_tests(void)
+{
+	/* a record with two tail fields, one of a type no reader knows */
+	struct jbuf b;
+	jbuf_init(&b);
+	size_t off = jr_cmd_begin(&b, 5, 1, 0, 0, 1);
+	const char *argv[2] = { "DEL", "key" };
+	size_t lens[2] = { 3, 3 };
+	jr_cmd_argv(&b, 2, argv, lens);
+	jr_cmd_versions_begin(&b, 1);
+	jr_cmd_version(&b, "key", 3, 77);
+	jr_tail_put(&b, 1, "meta", 4);
+	jr_tail_put(&b, 90000, "\0\1\2", 3);
+	jr_frame_end(&b, off);
+	const unsigned char *pl = b.p + off + JR_FRAME_HEADER;
+	size_t plen = b.len - off - JR_FRAME_HEADER;
+	struct jr_cmd rc;
+	ok(jr_parse_cmd(pl, plen, &rc), "v2 record with a tail parses");
+	const char *k;
+	size_t kl;
+	uint64_t v;
+	ok(jr_next_version(&rc.vers, &k, &kl, &v) && v == 77 && kl == 3, "its versions precede the tail");
+	uint64_t type;
+	const char *tp;
+	size_t tn;
+	ok(jr_tail_next(&rc.tail, &type, &tp, &tn) == 1 && type == 1 && tn == 4 && !memcmp(tp, "meta", 4),
+	   "tail round trip: first field");
+	ok(jr_tail_next(&rc.tail, &type, &tp, &tn) == 1 && type == 90000 && tn == 3,
+	   "an unknown type is read past (skipped)");
+	is_int(jr_tail_next(&rc.tail, &type, &tp, &tn), 0, "then the end of the tail");
+	/* a field cut short is malformed */
+	unsigned char bad[256];
+	memcpy(bad, pl, plen);
+	ok(!jr_parse_cmd(bad, plen - 1, &rc), "a tail field cut short: refused");
+
+	/* a commit and snapshot entries with tails */
+	b.len = 0;
+	off = jr_frame_begin(&b, JR_COMMIT);
+	jbuf_u64(&b, 6);
+	jbuf_u64(&b, 3);
+	jr_tail_put(&b, 12, "x", 1);
+	jr_frame_end(&b, off);
+	uint64_t seq, txn;
+	struct jreader tail;
+	ok(jr_parse_commit(b.p + JR_FRAME_HEADER, b.len - JR_FRAME_HEADER, &seq, &txn, &tail) && seq == 6 &&
+		   txn == 3 && jr_tail_next(&tail, &type, &tp, &tn) == 1 && type == 12,
+	   "commit with a tail");
+	b.len = 0;
+	off = jr_frame_begin(&b, JR_SNAP_STR);
+	jbuf_u32(&b, 2);
+	jbuf_u64(&b, (uint64_t)-1);
+	jbuf_u64(&b, 41);
+	jbuf_bytes(&b, "sk", 2);
+	jbuf_bytes(&b, "val", 3);
+	jr_tail_put(&b, 7, "", 0);
+	jr_frame_end(&b, off);
+	struct jr_snap_entry e;
+	ok(jr_parse_snap_entry(b.p + JR_FRAME_HEADER, b.len - JR_FRAME_HEADER, &e) && e.db == 2 &&
+		   e.expire == -1 && e.version == 41 && e.vlen == 3 && !memcmp(e.val, "val", 3) &&
+		   jr_tail_next(&e.tail, &type, &tp, &tn) == 1 && type == 7 && tn == 0,
+	   "string entry with a tail");
+	b.len = 0;
+	off = jr_frame_begin(&b, JR_SNAP_OBJ);
+	jbuf_u32(&b, 0);
+	jbuf_u8(&b, 2);
+	jbuf_u64(&b, 123);
+	jbuf_u64(&b, 8);
+	jbuf_bytes(&b, "h", 1);
+	jbuf_u32(&b, 1);
+	const char *hset[4] = { "HSET", "h", "f", "v" };
+	size_t hl[4] = { 4, 1, 1, 1 };
+	jr_cmd_argv(&b, 4, hset, hl);
+	jr_tail_put(&b, 99, "zz", 2);
+	jr_frame_end(&b, off);
+	uint64_t argc;
+	ok(jr_parse_snap_entry(b.p + JR_FRAME_HEADER, b.len - JR_FRAME_HEADER, &e) && e.ncmds == 1 &&
+		   e.expire == 123 && jr_next_argc(&e.cmds, &argc) && argc == 4 &&
+		   jr_tail_next(&e.tail, &type, &tp, &tn) == 1 && type == 99 && tn == 2,
+	   "object entry: its commands, then the tail");
+	/* without a tail (what the writers write now): the same fields */
+	b.len = 0;
+	off = jr_frame_begin(&b, JR_SNAP_STR);
+	jbuf_u32(&b, 0);
+	jbuf_u64(&b, 5);
+	jbuf_u64(&b, 1);
+	jbuf_bytes(&b, "a", 1);
+	jbuf_bytes(&b, "b", 1);
+	jr_frame_end(&b, off);
+	ok(jr_parse_snap_entry(b.p + JR_FRAME_HEADER, b.len - JR_FRAME_HEADER, &e) && e.expire == 5 &&
+		   jr_tail_next(&e.tail, &type, &tp, &tn) == 0,
+	   "entry without a tail: empty tail");
+
+	/* version 1 payloads and file headers */
+	unsigned char v1[128];
+	size_t n1 = v1_cmd(v1);
+	ok(jr_parse_cmd(v1, n1, &rc) && rc.seq == 7 && rc.db == 1 && rc.nver == 1 &&
+		   jr_tail_next(&rc.tail, &type, &tp, &tn) == 0,
+	   "a version-1 record parses, with an empty tail");
+	b.len = 0;
+	jbuf_put(&b, JR_MAGIC_JOURNAL, 8);
+	jbuf_u32(&b, 1);
+	jbuf_u32(&b, crc32c(0, b.p, 12));
+	is_int(jr_check_file_header(b.p, b.len, JR_MAGIC_JOURNAL), 0, "a version-1 file header is accepted");
+	for (uint32_t ver = 0; ver <= 3; ver += 3) {
+		b.len = 0;
+		jbuf_put(&b, JR_MAGIC_SNAPSHOT, 8);
+		jbuf_u32(&b, ver);
+		jbuf_u32(&b, crc32c(0, b.p, 12));
+		is_int(jr_check_file_header(b.p, b.len, JR_MAGIC_SNAPSHOT), -EPROTO,
+		       ver ? "version 3 (newer) refused" : "version 0 refused");
+	}
+	b.len = 0;
+	jr_file_header(&b, JR_MAGIC_SNAPSHOT);
+	is_int((long long)(b.p[8] | b.p[9] << 8), 2, "writers write version 2");
+	jbuf_free(&b);
+}
+
 int main(void)
 {
-	plan(28);
+	plan(43);
+	tail_tests();
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");
 	is_int((long long)crc32c(crc32c(0, "1234", 4), "56789", 5), (long long)0xE3069283u,
