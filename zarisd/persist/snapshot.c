@@ -85,6 +85,60 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 	sc->keys++;
 }
 
+int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, uint64_t (*at_instant)(void *ctx),
+			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct snap_ctx sc = { .s = s, .at_instant = at_instant, .ctx = ctx };
+	jbuf_init(&sc.buf);
+	int r = store_snap_begin(s, instant, &sc);
+	if (r < 0)
+		goto out;
+	jr_file_header(&sc.buf, JR_MAGIC_SNAPSHOT);
+	size_t off = jr_frame_begin(&sc.buf, JR_SNAP_HEAD);
+	jbuf_u64(&sc.buf, sc.seq);
+	jbuf_u64(&sc.buf, (uint64_t)zr_time_ms());
+	jbuf_u32(&sc.buf, store_databases(s));
+	jr_frame_end(&sc.buf, off);
+	uint64_t total = 0;
+	unsigned n = store_shard_count(s);
+	for (unsigned i = 0; i < n && r == 0; i++) {
+		store_snap_dump(s, i, emit_entry, &sc);
+		if (progress)
+			atomic_store_explicit(progress, sc.keys, memory_order_relaxed);
+		if (sc.buf.len >= (1u << 20) || i == n - 1) {
+			r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
+			total += sc.buf.len;
+			sc.buf.len = 0;
+		}
+	}
+	struct store_snap_stats st;
+	store_snap_stats(s, &st);
+	store_snap_end(s);
+	if (r < 0)
+		goto out;
+	off = jr_frame_begin(&sc.buf, JR_SNAP_END);
+	jbuf_u64(&sc.buf, sc.keys);
+	jr_frame_end(&sc.buf, off);
+	r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
+	total += sc.buf.len;
+	if (r == 0) {
+		out->keys = sc.keys;
+		out->bytes = total;
+		out->journal_seq = sc.seq;
+		out->cow_peak = st.peak;
+		out->cow_entries = st.entries;
+	}
+out:
+	jbuf_free(&sc.buf);
+	return r;
+}
+
+static int file_write(void *ctx, const void *p, size_t n)
+{
+	return fileio_write_all(*(int *)ctx, p, n);
+}
+
 int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
 		   _Atomic uint64_t *progress, struct snapshot_result *out)
 {
@@ -99,54 +153,19 @@ int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(voi
 		zr_free(tmp);
 		return e;
 	}
-	struct snap_ctx sc = { .s = s, .at_instant = at_instant, .ctx = ctx };
-	jbuf_init(&sc.buf);
-	int r = store_snap_begin(s, instant, &sc);
+	struct snapshot_sink sink = { file_write, &fd };
+	int r = snapshot_write_sink(s, &sink, at_instant, ctx, progress, out);
 	if (r < 0)
 		goto out_close;
-	jr_file_header(&sc.buf, JR_MAGIC_SNAPSHOT);
-	size_t off = jr_frame_begin(&sc.buf, JR_SNAP_HEAD);
-	jbuf_u64(&sc.buf, sc.seq);
-	jbuf_u64(&sc.buf, (uint64_t)zr_time_ms());
-	jbuf_u32(&sc.buf, store_databases(s));
-	jr_frame_end(&sc.buf, off);
-	uint64_t total = 0;
-	unsigned n = store_shard_count(s);
-	for (unsigned i = 0; i < n && r == 0; i++) {
-		store_snap_dump(s, i, emit_entry, &sc);
-		if (progress)
-			atomic_store_explicit(progress, sc.keys, memory_order_relaxed);
-		if (sc.buf.len >= (1u << 20) || i == n - 1) {
-			r = fileio_write_all(fd, sc.buf.p, sc.buf.len);
-			total += sc.buf.len;
-			sc.buf.len = 0;
-		}
-	}
-	struct store_snap_stats st;
-	store_snap_stats(s, &st);
-	store_snap_end(s);
-	if (r < 0)
-		goto out_close;
-	off = jr_frame_begin(&sc.buf, JR_SNAP_END);
-	jbuf_u64(&sc.buf, sc.keys);
-	jr_frame_end(&sc.buf, off);
-	r = fileio_write_all(fd, sc.buf.p, sc.buf.len);
-	total += sc.buf.len;
-	if (r == 0 && fsync(fd) < 0)
+	if (fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	fd = -1;
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
-	if (r == 0) {
+	if (r == 0)
 		fileio_fsync_parent(path);
-		out->keys = sc.keys;
-		out->bytes = total;
-		out->journal_seq = sc.seq;
-		out->cow_peak = st.peak;
-		out->cow_entries = st.entries;
-	}
 out_close:
 	if (fd >= 0)
 		close(fd);
@@ -154,8 +173,8 @@ out_close:
 		if (r != -EBUSY)
 			zr_log(ZR_LOG_WARNING, "Write error saving the snapshot %s: %s", tmp, strerror(-r));
 		unlink(tmp);
+		memset(out, 0, sizeof(*out));
 	}
-	jbuf_free(&sc.buf);
 	zr_free(tmp);
 	return r;
 }

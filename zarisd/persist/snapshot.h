@@ -5,13 +5,16 @@
  * "ZARISSNP"): JR_SNAP_HEAD with the journal seq of the instant, one
  * JR_SNAP_STR / JR_SNAP_OBJ per key (non-string values as the commands
  * that rebuild them, from the type's rewrite op), JR_SNAP_END with the key
- * count. Written to PATH.tmp, fsynced, renamed over PATH, directory
- * fsynced. Called from one thread at a time (persist's control lock).
+ * count. The bytes go to a sink (a write callback): the file sink
+ * (snapshot_write) writes PATH.tmp, fsyncs it, renames it over PATH and
+ * fsyncs the directory; a full resync will stream them to a socket.
+ * Called from one thread at a time (persist's control lock).
  */
 #ifndef ZR_SNAPSHOT_H
 #define ZR_SNAPSHOT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct store;
@@ -24,9 +27,25 @@ struct snapshot_result {
 	uint64_t cow_entries; /* pre-images taken */
 };
 
-/* AT_INSTANT(CTX) runs with every shard lock held and returns the journal
- * seq of the instant. PROGRESS (may be NULL) counts keys written. Returns
- * 0, -EBUSY (a snapshot runs) or -errno of the I/O (PATH untouched). */
+/* Where the bytes go: WRITE(CTX, P, N) takes all N bytes (in order, a
+ * shard's worth or up to about 1 MB at a time) and returns 0 or -errno,
+ * which ends the snapshot. Called with no shard lock held. */
+struct snapshot_sink {
+	int (*write)(void *ctx, const void *p, size_t n);
+	void *ctx;
+};
+
+/* Writes the snapshot to SINK. AT_INSTANT(CTX) runs with every shard lock
+ * held and returns the journal seq of the instant. PROGRESS (may be NULL)
+ * counts keys written. Returns 0 (OUT filled, bytes = all written), -EBUSY
+ * (a snapshot runs; nothing written) or the sink's -errno (a prefix of the
+ * image went to it). */
+int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, uint64_t (*at_instant)(void *ctx),
+			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out);
+
+/* The file sink: snapshot_write_sink into PATH.tmp, fsynced, renamed over
+ * PATH. Returns 0, -EBUSY or -errno of the I/O (logged; PATH untouched,
+ * PATH.tmp removed). */
 int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
 		   _Atomic uint64_t *progress, struct snapshot_result *out);
 
