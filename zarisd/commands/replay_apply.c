@@ -172,6 +172,11 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		uint64_t version;
 		if (!jr_next_version(&v, &key, &klen, &version))
 			break;
+		/* the writer takes versions from the command's own keys; the
+		 * first of them was just hashed (the dispatcher's memo) */
+		const struct resp_arg *memo = c->key_hash_argv ? &c->key_hash_argv[c->key_hash_argi] : NULL;
+		if (memo && memo->len == klen && !memcmp(memo->ptr, key, klen))
+			continue;
 		add_shard(ra, &n, store_shard_of(s, key, klen));
 	}
 	/* as EXEC: a whole-keyspace command among others runs with every
@@ -183,6 +188,8 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		store_lock_all(s);
 	else if (wholedb)
 		nshards = 0;
+	else if (nshards == 1)
+		store_lock(s, ra->shards[0]);
 	else if (nshards)
 		store_lock_set(s, ra->shards, nshards);
 	for (unsigned i = 0; i < rec->ncmds; i++)
@@ -201,6 +208,8 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	}
 	if (all)
 		store_unlock_all(s);
+	else if (nshards == 1)
+		store_unlock(s, ra->shards[0]);
 	else if (nshards)
 		store_unlock_set(s, ra->shards, nshards);
 	/* argv is reused by the next record: the dispatcher's key hash memo
