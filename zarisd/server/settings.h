@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define SETTINGS_MAX_CORES 256
+#include "config/schema.h"
+
+#define SETTINGS_MAX_CORES SCHEMA_MAX_CORES
 
 /* Redis's protected-command settings (enable-debug-command): who may run
  * the command. */
