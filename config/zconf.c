@@ -1,8 +1,8 @@
-/* zconf — loading a cluster file: the schema (which keys exist where, of
- * which type), libconfig's parse, type checks and normalisation of every
- * value, then the cluster-wide checks. Which nodes are local and the checks
- * on them live in zconf_local.c; reading a loaded node in zconf_node.c.
- * API in zconf.h.
+/* zconf — loading a cluster file: libconfig's parse, type checks and
+ * normalisation of every value against its schema entry (config/schema.h:
+ * type, range, choices, syntax), then the cluster-wide checks. Which
+ * nodes are local and the checks on them live in zconf_local.c; reading a
+ * loaded node in zconf_node.c. API in zconf.h.
  *
  * libconfig 1.5 reports only "syntax error" and a line; we add the text of
  * that line so the operator sees what is wrong without opening the file.
@@ -259,8 +259,8 @@ static int parse_value(const struct zconf *conf, const struct schema_entry *kd, 
 		if (!str)
 			return wrong_type(err, conf->path, s, kd->name, vt_expect(kd));
 		if (kd->check && !kd->check(str))
-			return zconf_fail(err, file, line, "'%s': \"%s\" is not valid (see zaris.conf)",
-					  kd->name, str);
+			return zconf_fail(err, file, line, "'%s': cannot read \"%s\" (%s)", kd->name, str,
+					  kd->help);
 		snprintf(buf, sizeof(buf), "%s", str);
 		break;
 	case ZCONF_VT_INT: {

@@ -1,5 +1,7 @@
-/* settings — see settings.h. One row per setting: its Redis name, how its
- * value is parsed and shown, and whether CONFIG SET may change it. */
+/* settings — see settings.h. Each schema entry (config/schema.h) of
+ * zarisd's own is bound to its field here (bindings[]), Redis's other
+ * settings are kept as CONFIG GET shows them (s->redis_only); the parse and
+ * show functions of the settings with a syntax of their own live here. */
 #include "zarisd/server/settings.h"
 
 #include <assert.h>
