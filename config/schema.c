@@ -123,7 +123,7 @@ const struct schema_entry schema_table[] = {
 				   .type = SCHEMA_INT,
 				   .flags = SCHEMA_F_IMMUTABLE,
 				   .min = 0,
-				   .max = 16,
+				   .max = 14, /* a shard is a run of cluster slots: slot >> (14 - shard-bits) */
 				   .def = "10",
 				   .help = "log2 of the keyspace shard count" },
 	[SCHEMA_ID_DIR] = { .name = "dir",
