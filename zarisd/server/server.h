@@ -56,9 +56,9 @@ struct server {
 	/* Runs one parsed request of a client (dispatch_command for zarisd; a
 	 * canned responder for the bench floor). Returns enum dispatch_result. */
 	int (*execute)(struct client *c);
-	/* Samples the counters for INFO's instantaneous rates (info_sample for
-	 * zarisd; NULL for the bench floor, which keeps none). Called by worker
-	 * 0's timer only. */
+	/* Samples the counters for INFO's instantaneous rates (info_sample,
+	 * set by main and by the bench floor; NULL: no samples). Called by
+	 * worker 0's timer only. */
 	void (*cron_sample)(struct server *srv);
 
 	/* Wakes worker W's event loop so it looks at shutdown / kill / pause
