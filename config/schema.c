@@ -197,6 +197,12 @@ const struct schema_entry schema_table[] = {
 						  .max = LLONG_MAX,
 						  .def = "1073741824",
 						  .help = "largest query buffer per client" },
+	/* Redis's "normal 0 0 0": normal clients are never cut off for their
+	 * output. A pipeline's replies no longer pile up (zarisd/net/conn.h:
+	 * its requests wait while its output is over a few MB), so a limit
+	 * would only cut off clients that do nothing wrong (ioredis'
+	 * auto-pipelining of big GETs was cut at 256mb and sent its batch
+	 * again, forever). The pubsub class is Redis's 32mb 8mb 60. */
 	[SCHEMA_ID_CLIENT_OUTPUT_BUFFER_LIMIT] = { .name = "client-output-buffer-limit",
 						   .type = SCHEMA_LIST,
 						   .def = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
@@ -289,7 +295,7 @@ const struct schema_entry schema_table[] = {
 				    .def = "",
 				    .help = "password clients must AUTH with",
 				    .file = FILE_KEY(ZCONF_K_REQUIREPASS) },
-	/* pub/sub: flags parsed and shown by notify.c (parse_notify/show_notify) */
+	/* pub/sub: class letters, as Redis (zarisd/server/notify_flags.h) */
 	[SCHEMA_ID_NOTIFY_KEYSPACE_EVENTS] = { .name = "notify-keyspace-events",
 					       .type = SCHEMA_LIST,
 					       .def = "",
