@@ -103,12 +103,6 @@ $(BUILD)/zarisctl: $(call obj,$(CTL_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
 $(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A)
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
 
-# The table test links every zarisd object itself: handlers are weak
-# references, which an archive would not resolve.
-$(BUILD)/unit/table.t: $(BUILD)/obj/tests/unit/table.o $(call obj,$(ZARISD_LIB)) $(ZCONF_A)
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
-
 # A unit test may #include the module's .c to reach statics, so it links only
 # the libraries (the linker takes just the objects not already defined).
 $(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(ZCONF_A) $(SUP_LIB_A)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "zarisd/server/client.h"
+#include "zarisd/server/info.h"
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/net/msgq.h"
 #include "zarisd/server/registry.h"
@@ -78,6 +79,7 @@ int serve_zarisd_run(const struct serve_opts *o, char *err, size_t errlen)
 	srv.cfg = &cfg;
 	pthread_rwlock_init(&srv.wake_lock, NULL);
 	srv.execute = floor_execute;
+	srv.cron_sample = info_sample;	/* as zarisd: the floor's timer costs what zarisd's does */
 	srv.store = store_create(1, 0); /* the workers' timer expects one; it stays empty */
 	srv.clients = registry_create(o->threads);
 	srv.msgq = msgq_create(o->threads);

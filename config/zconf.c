@@ -1,14 +1,15 @@
-/* zconf — loading a cluster file: the schema (which keys exist where, of
- * which type), libconfig's parse, type checks and normalisation of every
- * value, then the cluster-wide checks. Which nodes are local and the checks
- * on them live in zconf_local.c; reading a loaded node in zconf_node.c.
- * API in zconf.h.
+/* zconf — loading a cluster file: libconfig's parse, type checks and
+ * normalisation of every value against its schema entry (config/schema.h:
+ * type, range, choices, syntax), then the cluster-wide checks. Which
+ * nodes are local and the checks on them live in zconf_local.c; reading a
+ * loaded node in zconf_node.c. API in zconf.h.
  *
  * libconfig 1.5 reports only "syntax error" and a line; we add the text of
  * that line so the operator sees what is wrong without opening the file.
  */
 #include "config/zconf.h"
 #include "config/zconf_internal.h"
+#include "config/schema.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -18,41 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "allkeys-lfu",
-					    "allkeys-random",  "volatile-lru", "volatile-lfu",
-					    "volatile-random", "volatile-ttl", NULL };
-static const char *const backend_names[] = { "auto", "uring", "epoll", NULL };
-static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
-static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
-static const char *const protected_names[] = { "no", "yes", "local", NULL };
-
-/* The zarisd settings, indexed by enum zconf_key. `live`: zarisd's CONFIG
- * SET can change it on a running instance. Ranges and choices are those of
- * zarisd's own settings table (tests/unit/schema_agree.c holds them equal). */
-const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT] = {
-	[ZCONF_K_BIND] = { "bind", ZCONF_VT_ADDRS, 0, 0, NULL, false },
-	[ZCONF_K_THREADS] = { "threads", ZCONF_VT_INT, 0, 1024, NULL, false },
-	[ZCONF_K_CORES] = { "cores", ZCONF_VT_CORES, 0, 0, NULL, false },
-	[ZCONF_K_IO_BACKEND] = { "io-backend", ZCONF_VT_ENUM, 0, 0, backend_names, false },
-	[ZCONF_K_MAXMEMORY] = { "maxmemory", ZCONF_VT_SIZE, 0, 0, NULL, true },
-	[ZCONF_K_MAXMEMORY_POLICY] = { "maxmemory-policy", ZCONF_VT_ENUM, 0, 0, policy_names, true },
-	[ZCONF_K_REQUIREPASS] = { "requirepass", ZCONF_VT_STRING, 0, 0, NULL, true },
-	[ZCONF_K_MAXCLIENTS] = { "maxclients", ZCONF_VT_INT, 1, 4294967295LL, NULL, true },
-	[ZCONF_K_TIMEOUT] = { "timeout", ZCONF_VT_INT, 0, 2147483647, NULL, true },
-	[ZCONF_K_DATABASES] = { "databases", ZCONF_VT_INT, 1, 1 << 20, NULL, false },
-	[ZCONF_K_PROTECTED_MODE] = { "protected-mode", ZCONF_VT_BOOL, 0, 0, NULL, true },
-	[ZCONF_K_LOGLEVEL] = { "loglevel", ZCONF_VT_ENUM, 0, 0, loglevel_names, true },
-	[ZCONF_K_LOGFILE] = { "logfile", ZCONF_VT_STRING, 0, 0, NULL, false },
-	[ZCONF_K_DIR] = { "dir", ZCONF_VT_STRING, 0, 0, NULL, false },
-	[ZCONF_K_APPENDONLY] = { "appendonly", ZCONF_VT_BOOL, 0, 0, NULL, true },
-	[ZCONF_K_APPENDFSYNC] = { "appendfsync", ZCONF_VT_ENUM, 0, 0, appendfsync_names, true },
-	[ZCONF_K_SAVE] = { "save", ZCONF_VT_STRING, 0, 0, NULL, true },
-	[ZCONF_K_ENABLE_DEBUG_COMMAND] = { "enable-debug-command", ZCONF_VT_ENUM, 0, 0, protected_names,
-					   false },
-	[ZCONF_K_DISABLE_THP] = { "disable-thp", ZCONF_VT_BOOL, 0, 0, NULL, false },
-	[ZCONF_K_JEMALLOC_BG_THREAD] = { "jemalloc-bg-thread", ZCONF_VT_BOOL, 0, 0, NULL, true },
-};
 
 enum sv_field {
 	SV_DUR,
@@ -77,12 +43,12 @@ static const struct {
 
 const char *zconf_key_name(enum zconf_key key)
 {
-	return zconf_keydefs[key].name;
+	return schema_file_entry((int)key)->name;
 }
 
 bool zconf_key_is_live(enum zconf_key key)
 {
-	return zconf_keydefs[key].live;
+	return schema_is_live(schema_file_entry((int)key));
 }
 
 int zconf_fail(struct zconf_error *err, const char *file, int line, const char *fmt, ...)
@@ -128,9 +94,44 @@ static const char *type_name(int type)
 	}
 }
 
-static const char *vt_expect(const struct zconf_keydef *kd)
+/* How the cluster file writes a value of KD, by its schema type. */
+enum zconf_vtype {
+	ZCONF_VT_STRING,
+	ZCONF_VT_INT,
+	ZCONF_VT_SIZE,
+	ZCONF_VT_BOOL,
+	ZCONF_VT_ENUM,
+	ZCONF_VT_CORES,
+	ZCONF_VT_ADDRS,
+};
+
+static enum zconf_vtype vtype(const struct schema_entry *kd)
 {
+	if (kd->file_syntax == SCHEMA_FILE_ADDRS)
+		return ZCONF_VT_ADDRS;
+	if (kd->file_syntax == SCHEMA_FILE_CORES)
+		return ZCONF_VT_CORES;
 	switch (kd->type) {
+	case SCHEMA_INT:
+		return ZCONF_VT_INT;
+	case SCHEMA_MEMORY:
+	case SCHEMA_UMEMORY:
+		return ZCONF_VT_SIZE;
+	case SCHEMA_BOOL:
+		return ZCONF_VT_BOOL;
+	case SCHEMA_ENUM:
+		return ZCONF_VT_ENUM;
+	case SCHEMA_STRING:
+	case SCHEMA_LIST:
+	case SCHEMA_SPECIAL:
+		break;
+	}
+	return ZCONF_VT_STRING;
+}
+
+static const char *vt_expect(const struct schema_entry *kd)
+{
+	switch (vtype(kd)) {
 	case ZCONF_VT_STRING:
 		return "a string";
 	case ZCONF_VT_INT:
@@ -245,7 +246,7 @@ static int addrs_value(const struct zconf *conf, const config_setting_t *s, char
 
 /* Checks setting S against KD and stores its normalised text in *OUT
  * (replacing an earlier value). */
-static int parse_value(const struct zconf *conf, const struct zconf_keydef *kd, const config_setting_t *s,
+static int parse_value(const struct zconf *conf, const struct schema_entry *kd, const config_setting_t *s,
 		       char **out, struct zconf_error *err)
 {
 	const char *file = zconf_setting_file(s, conf->path);
@@ -253,10 +254,13 @@ static int parse_value(const struct zconf *conf, const struct zconf_keydef *kd, 
 	char buf[512];
 	const char *str = s->type == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
 
-	switch (kd->type) {
+	switch (vtype(kd)) {
 	case ZCONF_VT_STRING:
 		if (!str)
 			return wrong_type(err, conf->path, s, kd->name, vt_expect(kd));
+		if (kd->check && !kd->check(str))
+			return zconf_fail(err, file, line, "'%s': cannot read \"%s\" (%s)", kd->name, str,
+					  kd->help);
 		snprintf(buf, sizeof(buf), "%s", str);
 		break;
 	case ZCONF_VT_INT: {
@@ -289,6 +293,11 @@ static int parse_value(const struct zconf *conf, const struct zconf_keydef *kd, 
 		} else {
 			return wrong_type(err, conf->path, s, kd->name, vt_expect(kd));
 		}
+		/* zarisd refuses a size past the schema's bounds at start-up */
+		if (kd->type == SCHEMA_MEMORY && (v > (unsigned long long)kd->max || (long long)v < kd->min))
+			return zconf_fail(err, file, line,
+					  "'%s' must be between %lld and %lld bytes, not %llu", kd->name,
+					  kd->min, kd->max, v);
 		snprintf(buf, sizeof(buf), "%llu", v);
 		break;
 	}
@@ -305,12 +314,12 @@ static int parse_value(const struct zconf *conf, const struct zconf_keydef *kd, 
 
 		if (!str)
 			return wrong_type(err, conf->path, s, kd->name, vt_expect(kd));
-		for (const char *const *c = kd->choices; *c; c++)
+		for (const char *const *c = kd->names; *c; c++)
 			if (strcmp(*c, str) == 0)
 				goto enum_ok;
-		for (const char *const *c = kd->choices; *c && len < sizeof(buf); c++)
+		for (const char *const *c = kd->names; *c && len < sizeof(buf); c++)
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-						c == kd->choices ? "" : ", ", *c);
+						c == kd->names ? "" : ", ", *c);
 		return zconf_fail(err, file, line, "'%s' cannot be \"%s\" (one of: %s)", kd->name, str, buf);
 enum_ok:
 		snprintf(buf, sizeof(buf), "%s", str);
@@ -338,7 +347,7 @@ char *zconf_strdup(const char *s)
 int zconf_keydef_find(const char *name)
 {
 	for (int k = 0; k < ZCONF_K__COUNT; k++)
-		if (strcmp(zconf_keydefs[k].name, name) == 0)
+		if (strcmp(schema_file_entry(k)->name, name) == 0)
 			return k;
 	return -1;
 }
@@ -363,7 +372,7 @@ static int parse_cluster(struct zconf *conf, const config_setting_t *g, struct z
 		if (k < 0)
 			return zconf_fail(err, zconf_setting_file(s, conf->path), zconf_setting_line(s),
 					  "unknown key '%s' in cluster (see zaris.conf for the keys)", name);
-		rc = parse_value(conf, &zconf_keydefs[k], s, &conf->defaults[k], err);
+		rc = parse_value(conf, schema_file_entry(k), s, &conf->defaults[k], err);
 		if (rc < 0)
 			return rc;
 		conf->default_line[k] = zconf_setting_line(s);
@@ -485,7 +494,7 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 			else
 				n->port = (int)p;
 		} else if (k >= 0) {
-			rc = parse_value(conf, &zconf_keydefs[k], s, &n->set[k], err);
+			rc = parse_value(conf, schema_file_entry(k), s, &n->set[k], err);
 			n->set_line[k] = zconf_setting_line(s);
 		} else {
 			rc = zconf_fail(err, zconf_setting_file(s, conf->path), zconf_setting_line(s),

@@ -19,7 +19,8 @@
  *
  * Nothing here knows the supervisor or zarisd; zarisd consumes a node
  * through zconf_node_foreach_setting() as key/value strings and applies them
- * through its own settings table. Not thread-safe: a struct zconf is built
+ * through its settings, which read the same schema (config/schema.h) as the
+ * checks here, so a value the file takes is one zarisd takes. Not thread-safe: a struct zconf is built
  * once and then only read (reading from several threads is fine).
  */
 #ifndef ZCONF_H
@@ -40,7 +41,8 @@ struct zconf_error {
 };
 
 /* The zarisd settings a cluster file may set, cluster-wide or per node.
- * Their names (zconf_key_name) are zarisd's flag names. */
+ * Each is the schema entry (config/schema.h) whose `file` names it; its
+ * name (zconf_key_name) is zarisd's flag name. */
 enum zconf_key {
 	ZCONF_K_BIND,
 	ZCONF_K_THREADS,

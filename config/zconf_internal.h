@@ -1,5 +1,6 @@
 /* zconf_internal — what the files of config/ share among themselves and
- * nobody else includes: the schema table and error helpers.
+ * nobody else includes: error helpers and the key lookup (the keys
+ * themselves are entries of config/schema.h).
  */
 #ifndef ZCONF_INTERNAL_H
 #define ZCONF_INTERNAL_H
@@ -8,32 +9,13 @@
 
 #include <libconfig.h>
 
-enum zconf_vtype {
-	ZCONF_VT_STRING,
-	ZCONF_VT_INT,
-	ZCONF_VT_SIZE,
-	ZCONF_VT_BOOL,
-	ZCONF_VT_ENUM,
-	ZCONF_VT_CORES,
-	ZCONF_VT_ADDRS,
-};
-
-struct zconf_keydef {
-	const char *name; /* zarisd flag / Redis config name */
-	enum zconf_vtype type;
-	long long min, max;	    /* ZCONF_VT_INT range */
-	const char *const *choices; /* ZCONF_VT_ENUM, NULL-terminated */
-	bool live;		    /* CONFIG SET can change it */
-};
-
-extern const struct zconf_keydef zconf_keydefs[ZCONF_K__COUNT];
-
 /* Fills ERR and returns -EINVAL. */
 int zconf_fail(struct zconf_error *err, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* strdup that aborts on OOM (config strings are tiny). */
 char *zconf_strdup(const char *s);
-/* Index of the zarisd key NAME, or -1. */
+/* The enum zconf_key of the zarisd setting NAME (exact case), or -1 when
+ * the cluster file cannot set it. */
 int zconf_keydef_find(const char *name);
 bool zconf_is_ip(const char *s);
 

@@ -4,6 +4,7 @@
  * Called once per load; API through zconf.h (zconf_load_local).
  */
 #include "config/zconf_internal.h"
+#include "config/schema.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -181,6 +182,24 @@ int zconf_check_local(struct zconf *conf, struct zconf_error *err)
 					  "node '%s': the local nodes' maxmemory adds up to %.2f GiB, more "
 					  "than this machine has (%.2f GiB)",
 					  n->name, (double)sum / gib, (double)conf->mem_total / gib);
+	}
+	/* Every node, local or not (after the local checks, whose words say
+	 * more on this machine): zarisd pins to CPU numbers up to the
+	 * schema's highest only, and refuses to start with a higher one. */
+	long long top = schema_file_entry(ZCONF_K_CORES)->max;
+	for (size_t i = 0; i < conf->n_nodes; i++) {
+		const struct zconf_node *n = &conf->nodes[i];
+		char cores[512];
+
+		for (int c = (int)top + 1; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &n->cores)) {
+				zconf_format_cores(&n->cores, cores, sizeof(cores));
+				return zconf_fail(
+					err, conf->path, key_line(n, ZCONF_K_CORES),
+					"node '%s': cores %s: core %d is past the highest zarisd pins to "
+					"(%lld)",
+					n->name, cores, c, top);
+			}
 	}
 	return 0;
 }

@@ -55,7 +55,7 @@ int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node
 			v = dir;
 		}
 		if (v)
-			rc = fn(zconf_keydefs[k].name, v, ctx);
+			rc = fn(zconf_key_name((enum zconf_key)k), v, ctx);
 	}
 	return rc;
 }

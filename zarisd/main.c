@@ -15,6 +15,7 @@
 
 #include "config/zconf.h"
 #include "zarisd/server/client.h"
+#include "zarisd/server/info.h"
 #include "zarisd/net/msgq.h"
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
@@ -361,6 +362,7 @@ int main(int argc, char **argv)
 	srv.cfg = &cfg;
 	pthread_rwlock_init(&srv.wake_lock, NULL);
 	srv.execute = execute_command;
+	srv.cron_sample = info_sample;
 	srv.store = store_create((unsigned)cfg.databases, (unsigned)cfg.shard_bits);
 	if (!srv.store) {
 		fprintf(stderr, "zarisd: cannot create the keyspace (databases %d, shard-bits %d)\n",

@@ -9,9 +9,8 @@
  * across the entry's length-field classes, and the store state after each
  * command (TTL kept or dropped, nothing set after an error).
  */
-/* The handlers are weak symbols (handlers.h) that nothing references
- * strongly, so the linker would not pull them out of libzarisd.a: compile
- * the module into this test instead. */
+/* The module is compiled into this test, which then sees its statics; the
+ * linker takes no second copy from libzarisd.a. */
 #include "zarisd/commands/cmd_string.c"
 
 #include <stdarg.h>

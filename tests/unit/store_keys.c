@@ -19,8 +19,8 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
-/* Strong references: the table's weak ones do not pull archive members,
- * so these make the linker take cmd_keys.o and cmd_string.o. */
+/* References that make the linker take cmd_keys.o and cmd_string.o from
+ * the archive, whatever else this test happens to reference. */
 void cmd_del(struct client *c);
 void cmd_get(struct client *c);
 void (*volatile const link_handlers[])(struct client *) = { cmd_del, cmd_get };

@@ -9,7 +9,8 @@
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/info.h"
+#include "zarisd/commands/table.h"
+#include "zarisd/server/info.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/core/log.h"
@@ -153,7 +154,7 @@ out:
 
 void cmd_config_resetstat(struct client *c)
 {
-	info_reset_stats(c->srv);
+	info_reset_stats(c->srv, command_table_size());
 	reply_ok(&c->out);
 }
 

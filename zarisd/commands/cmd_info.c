@@ -1,6 +1,6 @@
-/* cmd_info — INFO [section ...] and the state behind it (info.h): the
+/* cmd_info — INFO [section ...]. The state behind it (the
  * instantaneous-rate sampler, the CONFIG RESETSTAT baselines and the
- * error-code counters.
+ * error-code counters) is server/info.h.
  *
  * Sections follow Redis 7.0's names, fields and order; zarisd adds
  * zaris_version to Server, per-thread CPU lines to CPU and a Threads section
@@ -20,9 +20,9 @@
 
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
+#include "zarisd/server/info.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/info.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
@@ -37,251 +37,6 @@
 #include "zarisd/store/store.h"
 
 #define INFO_REDIS_VERSION "7.0.15"
-
-/* --- per-worker counters by index -------------------------------------------- */
-
-enum stat_field {
-#define STAT_ENUM(name) SF_##name,
-	WORKER_STATS_FIELDS(STAT_ENUM)
-#undef STAT_ENUM
-	SF_COUNT
-};
-
-static const char *const stat_field_name[SF_COUNT] = {
-#define STAT_NAME(name) #name,
-	WORKER_STATS_FIELDS(STAT_NAME)
-#undef STAT_NAME
-};
-
-static const size_t stat_field_off[SF_COUNT] = {
-#define STAT_OFF(name) offsetof(struct worker_stats, name),
-	WORKER_STATS_FIELDS(STAT_OFF)
-#undef STAT_OFF
-};
-
-static uint64_t stat_read(const struct worker_stats *ws, int f)
-{
-	return atomic_load_explicit((_Atomic uint64_t *)((char *)ws + stat_field_off[f]),
-				    memory_order_relaxed);
-}
-
-/* --- RESETSTAT baselines -------------------------------------------------------- */
-
-struct cmd_base {
-	uint64_t calls, usec, rejected_calls, failed_calls;
-};
-
-static pthread_mutex_t base_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the two arrays below */
-static uint64_t *base_fields;				      /* [nworkers * SF_COUNT], NULL = never reset */
-static struct cmd_base *base_cmds; /* [command_table_size()], summed over workers */
-
-/* Worker W's counter F minus its baseline (gauges are never rebased). */
-static void worker_counters(struct server *srv, unsigned w, uint64_t out[SF_COUNT])
-{
-	for (int f = 0; f < SF_COUNT; f++)
-		out[f] = stat_read(srv->wstats[w], f);
-	pthread_mutex_lock(&base_lock);
-	if (base_fields)
-		for (int f = 0; f < SF_COUNT; f++)
-			if (f != SF_connected_clients) {
-				uint64_t b = base_fields[w * SF_COUNT + f];
-				out[f] = out[f] > b ? out[f] - b : 0;
-			}
-	pthread_mutex_unlock(&base_lock);
-}
-
-static void total_counters(struct server *srv, uint64_t out[SF_COUNT])
-{
-	memset(out, 0, sizeof(uint64_t) * SF_COUNT);
-	for (unsigned w = 0; w < srv->nworkers; w++) {
-		uint64_t one[SF_COUNT];
-		worker_counters(srv, w, one);
-		for (int f = 0; f < SF_COUNT; f++)
-			out[f] += one[f];
-	}
-}
-
-static void cmd_counters(struct server *srv, unsigned id, struct cmd_base *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (unsigned w = 0; w < srv->nworkers; w++) {
-		const struct cmd_stat *cs = srv->wstats[w]->cmd ? &srv->wstats[w]->cmd[id] : NULL;
-		if (!cs)
-			continue;
-		out->calls += atomic_load_explicit(&cs->calls, memory_order_relaxed);
-		out->usec += atomic_load_explicit(&cs->usec, memory_order_relaxed);
-		out->rejected_calls += atomic_load_explicit(&cs->rejected_calls, memory_order_relaxed);
-		out->failed_calls += atomic_load_explicit(&cs->failed_calls, memory_order_relaxed);
-	}
-}
-
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
-static void cmd_counters_rebased(struct server *srv, unsigned id, struct cmd_base *out)
-{
-	cmd_counters(srv, id, out);
-	pthread_mutex_lock(&base_lock);
-	if (base_cmds) {
-		out->calls = sub0(out->calls, base_cmds[id].calls);
-		out->usec = sub0(out->usec, base_cmds[id].usec);
-		out->rejected_calls = sub0(out->rejected_calls, base_cmds[id].rejected_calls);
-		out->failed_calls = sub0(out->failed_calls, base_cmds[id].failed_calls);
-	}
-	pthread_mutex_unlock(&base_lock);
-}
-
-/* --- error codes ----------------------------------------------------------------- */
-
-#define ERRORSTAT_MAX 128
-#define ERRORSTAT_CODE_MAX 32
-
-struct errorstat {
-	char code[ERRORSTAT_CODE_MAX];
-	uint64_t count;
-};
-
-static pthread_mutex_t errorstat_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the table below */
-static struct errorstat errorstats[ERRORSTAT_MAX];
-static int errorstat_count;
-
-void info_count_error(const char *msg, size_t len)
-{
-	size_t n = 0;
-	while (n < len && msg[n] != ' ' && n < ERRORSTAT_CODE_MAX - 1)
-		n++;
-	pthread_mutex_lock(&errorstat_lock);
-	for (int i = 0; i < errorstat_count; i++)
-		if (strlen(errorstats[i].code) == n && !memcmp(errorstats[i].code, msg, n)) {
-			errorstats[i].count++;
-			goto out;
-		}
-	if (errorstat_count < ERRORSTAT_MAX) {
-		memcpy(errorstats[errorstat_count].code, msg, n);
-		errorstats[errorstat_count].code[n] = '\0';
-		errorstats[errorstat_count++].count = 1;
-	}
-out:
-	pthread_mutex_unlock(&errorstat_lock);
-}
-
-void info_reset_stats(struct server *srv)
-{
-	unsigned ncmds = command_table_size();
-	uint64_t *fields = zr_calloc((size_t)srv->nworkers * SF_COUNT, sizeof(uint64_t));
-	struct cmd_base *cmds = zr_calloc(ncmds ? ncmds : 1, sizeof(*cmds));
-	for (unsigned w = 0; w < srv->nworkers; w++)
-		for (int f = 0; f < SF_COUNT; f++)
-			fields[w * SF_COUNT + f] = stat_read(srv->wstats[w], f);
-	for (unsigned id = 0; id < ncmds; id++)
-		cmd_counters(srv, id, &cmds[id]);
-	pthread_mutex_lock(&base_lock);
-	uint64_t *old_fields = base_fields;
-	struct cmd_base *old_cmds = base_cmds;
-	base_fields = fields;
-	base_cmds = cmds;
-	pthread_mutex_unlock(&base_lock);
-	zr_free(old_fields);
-	zr_free(old_cmds);
-
-	pthread_mutex_lock(&errorstat_lock);
-	errorstat_count = 0;
-	pthread_mutex_unlock(&errorstat_lock);
-	store_reset_stats(srv->store);
-	atomic_store_explicit(&srv->stat_reset_ms, (uint64_t)zr_time_ms(), memory_order_relaxed);
-}
-
-/* --- instantaneous rates ------------------------------------------------------------ */
-
-#define RATE_SAMPLES 16
-#define RATE_PERIOD_MS 100
-
-/* One metric's recent per-second rates; written by the sampling thread only,
- * the average published through a relaxed atomic for INFO readers. */
-struct rate {
-	uint64_t last_value;
-	uint64_t samples[RATE_SAMPLES];
-	int idx;
-	_Atomic uint64_t avg; /* per second */
-};
-
-enum {
-	RATE_OPS,
-	RATE_NET_IN,
-	RATE_NET_OUT,
-	RATE_COUNT
-};
-
-struct sampler {
-	int64_t last_ms;
-	unsigned nworkers;
-	struct rate total[RATE_COUNT];
-	struct rate *per_worker; /* [nworkers], ops only */
-};
-
-/* Published once by the sampling thread (release) and read by INFO on any
- * worker (acquire), so the readers see the initialised structure. */
-static _Atomic(struct sampler *) sampler;
-
-static void rate_add(struct rate *r, uint64_t value, int64_t dt_ms)
-{
-	uint64_t delta = value >= r->last_value ? value - r->last_value : 0;
-	r->last_value = value;
-	r->samples[r->idx] = delta * 1000 / (uint64_t)dt_ms;
-	r->idx = (r->idx + 1) % RATE_SAMPLES;
-	uint64_t sum = 0;
-	for (int i = 0; i < RATE_SAMPLES; i++)
-		sum += r->samples[i];
-	atomic_store_explicit(&r->avg, sum / RATE_SAMPLES, memory_order_relaxed);
-}
-
-void server_cron_sample(struct server *srv)
-{
-	struct sampler *s = atomic_load_explicit(&sampler, memory_order_relaxed);
-	int64_t now = zr_mono_us() / 1000;
-	uint64_t ops = 0, in = 0, out = 0;
-	for (unsigned w = 0; w < srv->nworkers; w++) {
-		ops += stat_read(srv->wstats[w], SF_commands_processed);
-		in += stat_read(srv->wstats[w], SF_net_input_bytes);
-		out += stat_read(srv->wstats[w], SF_net_output_bytes);
-	}
-	if (!s) {
-		s = zr_calloc(1, sizeof(*s));
-		s->nworkers = srv->nworkers;
-		s->per_worker = zr_calloc(srv->nworkers ? srv->nworkers : 1, sizeof(*s->per_worker));
-		s->last_ms = now;
-		s->total[RATE_OPS].last_value = ops;
-		s->total[RATE_NET_IN].last_value = in;
-		s->total[RATE_NET_OUT].last_value = out;
-		for (unsigned w = 0; w < s->nworkers; w++)
-			s->per_worker[w].last_value = stat_read(srv->wstats[w], SF_commands_processed);
-		atomic_store_explicit(&sampler, s, memory_order_release);
-		return;
-	}
-	int64_t dt = now - s->last_ms;
-	if (dt < RATE_PERIOD_MS)
-		return;
-	s->last_ms = now;
-	rate_add(&s->total[RATE_OPS], ops, dt);
-	rate_add(&s->total[RATE_NET_IN], in, dt);
-	rate_add(&s->total[RATE_NET_OUT], out, dt);
-	for (unsigned w = 0; w < s->nworkers; w++)
-		rate_add(&s->per_worker[w], stat_read(srv->wstats[w], SF_commands_processed), dt);
-}
-
-static uint64_t rate_total(int metric)
-{
-	struct sampler *s = atomic_load_explicit(&sampler, memory_order_acquire);
-	return s ? atomic_load_explicit(&s->total[metric].avg, memory_order_relaxed) : 0;
-}
-
-static uint64_t rate_worker(unsigned w)
-{
-	struct sampler *s = atomic_load_explicit(&sampler, memory_order_acquire);
-	return s && w < s->nworkers ? atomic_load_explicit(&s->per_worker[w].avg, memory_order_relaxed) : 0;
-}
 
 /* --- formatting helpers -------------------------------------------------------------- */
 
@@ -472,8 +227,8 @@ static void section_persistence(struct textbuf *t, struct client *c)
 static void section_stats(struct textbuf *t, struct client *c)
 {
 	struct server *srv = c->srv;
-	uint64_t v[SF_COUNT];
-	total_counters(srv, v);
+	uint64_t v[INFO_STAT_COUNT];
+	info_total_counters(srv, v);
 	struct store_stats ss;
 	store_stats(srv->store, &ss);
 	textbuf_printf(
@@ -530,18 +285,23 @@ static void section_stats(struct textbuf *t, struct client *c)
 		"client_output_buffer_limit_disconnections:%llu\r\n"
 		"reply_buffer_shrinks:0\r\n"
 		"reply_buffer_expands:0\r\n",
-		(unsigned long long)v[SF_connections_received], (unsigned long long)v[SF_commands_processed],
-		(unsigned long long)rate_total(RATE_OPS), (unsigned long long)v[SF_net_input_bytes],
-		(unsigned long long)v[SF_net_output_bytes], (double)rate_total(RATE_NET_IN) / 1024,
-		(double)rate_total(RATE_NET_OUT) / 1024, (unsigned long long)v[SF_rejected_connections],
-		(unsigned long long)ss.expired_keys, (unsigned long long)(v[SF_expire_cycle_us] / 1000),
+		(unsigned long long)v[INFO_STAT_connections_received],
+		(unsigned long long)v[INFO_STAT_commands_processed],
+		(unsigned long long)info_rate_total(INFO_RATE_OPS),
+		(unsigned long long)v[INFO_STAT_net_input_bytes],
+		(unsigned long long)v[INFO_STAT_net_output_bytes],
+		(double)info_rate_total(INFO_RATE_NET_IN) / 1024,
+		(double)info_rate_total(INFO_RATE_NET_OUT) / 1024,
+		(unsigned long long)v[INFO_STAT_rejected_connections], (unsigned long long)ss.expired_keys,
+		(unsigned long long)(v[INFO_STAT_expire_cycle_us] / 1000),
 		(unsigned long long)ss.evicted_keys, (unsigned long long)ss.keyspace_hits,
 		(unsigned long long)ss.keyspace_misses, pubsub_names(c->srv, PUBSUB_CHANNEL),
 		pubsub_names(c->srv, PUBSUB_PATTERN), pubsub_names(c->srv, PUBSUB_SHARD),
-		(unsigned long long)v[SF_unexpected_error_replies], (unsigned long long)v[SF_errorstat_total],
-		(unsigned long long)v[SF_total_reads], (unsigned long long)v[SF_total_writes],
-		(unsigned long long)v[SF_client_query_buffer_limit_disconnections],
-		(unsigned long long)v[SF_client_output_buffer_limit_disconnections]);
+		(unsigned long long)v[INFO_STAT_unexpected_error_replies],
+		(unsigned long long)v[INFO_STAT_errorstat_total],
+		(unsigned long long)v[INFO_STAT_total_reads], (unsigned long long)v[INFO_STAT_total_writes],
+		(unsigned long long)v[INFO_STAT_client_query_buffer_limit_disconnections],
+		(unsigned long long)v[INFO_STAT_client_output_buffer_limit_disconnections]);
 }
 
 static void section_replication(struct textbuf *t, struct client *c)
@@ -635,8 +395,8 @@ static void section_commandstats(struct textbuf *t, struct client *c)
 {
 	unsigned n = command_table_size();
 	for (unsigned id = 0; id < n; id++) {
-		struct cmd_base s;
-		cmd_counters_rebased(c->srv, id, &s);
+		struct info_cmd_counts s;
+		info_cmd_counters(c->srv, id, &s);
 		if (!s.calls && !s.failed_calls && !s.rejected_calls)
 			continue;
 		char name[96];
@@ -652,11 +412,7 @@ static void section_commandstats(struct textbuf *t, struct client *c)
 
 static void section_errorstats(struct textbuf *t, struct client *c)
 {
-	pthread_mutex_lock(&errorstat_lock);
-	for (int i = 0; i < errorstat_count; i++)
-		textbuf_printf(t, "errorstat_%s:count=%llu\r\n", errorstats[i].code,
-			       (unsigned long long)errorstats[i].count);
-	pthread_mutex_unlock(&errorstat_lock);
+	info_errorstats_write(t);
 }
 
 static void section_modules(struct textbuf *t, struct client *c)
@@ -687,12 +443,13 @@ static void section_threads(struct textbuf *t, struct client *c)
 	textbuf_printf(t, "worker_threads:%u\r\nio_backend:%s\r\n", srv->nworkers,
 		       srv->io_backend ? srv->io_backend : "");
 	for (unsigned w = 0; w < srv->nworkers; w++) {
-		uint64_t v[SF_COUNT];
-		worker_counters(srv, w, v);
+		uint64_t v[INFO_STAT_COUNT];
+		info_worker_counters(srv, w, v);
 		textbuf_printf(t, "worker%u:", w);
-		for (int f = 0; f < SF_COUNT; f++)
-			textbuf_printf(t, "%s=%llu,", stat_field_name[f], (unsigned long long)v[f]);
-		textbuf_printf(t, "instantaneous_ops_per_sec=%llu\r\n", (unsigned long long)rate_worker(w));
+		for (int f = 0; f < INFO_STAT_COUNT; f++)
+			textbuf_printf(t, "%s=%llu,", info_stat_name[f], (unsigned long long)v[f]);
+		textbuf_printf(t, "instantaneous_ops_per_sec=%llu\r\n",
+			       (unsigned long long)info_rate_worker(w));
 	}
 }
 

@@ -12,7 +12,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
-#include "zarisd/commands/info.h"
+#include "zarisd/server/info.h"
 #include "zarisd/server/latency.h"
 #include "zarisd/commands/multi.h"
 #include "zarisd/commands/pubsub.h"
@@ -230,10 +230,8 @@ static const struct command *resolve(struct client *c)
 		cmd = sub;
 	}
 	c->cmd = cmd;
-	if (!arity_ok(cmd, c->argc) || !cmd->handler) {
-		if (!cmd->handler) {
-			reply_unknown_command(c);
-		} else if (cmd->handler == cmd_exec) {
+	if (!arity_ok(cmd, c->argc)) {
+		if (cmd->handler == cmd_exec) {
 			/* Redis answers a rejected EXEC with EXECABORT and drops the
 			 * transaction (execCommandAbort) */
 			reply_error(&c->out,

@@ -152,33 +152,47 @@ const char *zr_mem_allocator(void)
 #endif
 }
 
-/* jemalloc's entry points, weak so that a sanitizer build (libc malloc)
- * still links; NULL there. */
-extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
-	__attribute__((weak));
-extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *opaque, const char *opts)
-	__attribute__((weak));
+/* jemalloc's entry points. A sanitizer build (ZR_SANITIZED) links no
+ * jemalloc (the sanitizers bring their own malloc), so there the build
+ * chooses libc's answers instead: nothing to purge, no stats text, no
+ * background thread. */
+#ifndef ZR_SANITIZED
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *opaque, const char *opts);
 
 void zr_mem_purge(void)
 {
 	/* MALLCTL_ARENAS_ALL is 4096 in jemalloc 5 */
-	if (mallctl)
-		(void)mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+	(void)mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
 }
 
 bool zr_mem_stats_text(void (*write_cb)(void *opaque, const char *text), void *opaque)
 {
-	if (!malloc_stats_print)
-		return false;
 	malloc_stats_print(write_cb, opaque, NULL);
 	return true;
 }
 
 int zr_mem_background_purge(int on)
 {
-	if (!mallctl)
-		return -ENOTSUP;
 	bool enable = on != 0;
 	int rc = mallctl("background_thread", NULL, NULL, &enable, sizeof(enable));
 	return rc ? -rc : 0; /* mallctl returns an errno value */
 }
+#else
+void zr_mem_purge(void)
+{
+}
+
+bool zr_mem_stats_text(void (*write_cb)(void *opaque, const char *text), void *opaque)
+{
+	(void)write_cb;
+	(void)opaque;
+	return false;
+}
+
+int zr_mem_background_purge(int on)
+{
+	(void)on;
+	return -ENOTSUP;
+}
+#endif

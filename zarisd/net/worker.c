@@ -422,9 +422,6 @@ void worker_woken(struct worker *w)
 	scan_conns(w, false);
 }
 
-/* Set by the INFO module when it keeps per-second samples. */
-void server_cron_sample(struct server *srv) __attribute__((weak));
-
 static void worker_cron(struct worker *w)
 {
 	struct server *srv = w->srv;
@@ -433,8 +430,8 @@ static void worker_cron(struct worker *w)
 	int64_t t0 = zr_mono_us();
 	if (w->index == 0) {
 		store_tick(srv->store, w->now_ms);
-		if (server_cron_sample)
-			server_cron_sample(srv);
+		if (srv->cron_sample)
+			srv->cron_sample(srv);
 	}
 	int effort = atomic_load_explicit(&srv->cfg->active_expire_effort, memory_order_relaxed);
 	/* Redis spends up to 25% of each period on active expiry (effort 1) */

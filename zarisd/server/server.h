@@ -56,6 +56,10 @@ struct server {
 	/* Runs one parsed request of a client (dispatch_command for zarisd; a
 	 * canned responder for the bench floor). Returns enum dispatch_result. */
 	int (*execute)(struct client *c);
+	/* Samples the counters for INFO's instantaneous rates (info_sample,
+	 * set by main and by the bench floor; NULL: no samples). Called by
+	 * worker 0's timer only. */
+	void (*cron_sample)(struct server *srv);
 
 	/* Wakes worker W's event loop so it looks at shutdown / kill / pause
 	 * requests; set by the network layer, callable from any thread. */

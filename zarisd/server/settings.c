@@ -1,6 +1,10 @@
-/* settings — see settings.h. One row per setting: its Redis name, how its
- * value is parsed and shown, and whether CONFIG SET may change it. */
+/* settings — see settings.h. Each schema entry (config/schema.h) of
+ * zarisd's own is bound to its field here (bindings[]), Redis's other
+ * settings are kept as CONFIG GET shows them (s->redis_only); the parse and
+ * show functions of the settings with a syntax of their own live here. */
 #include "zarisd/server/settings.h"
+
+#include <assert.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,533 +17,223 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config/schema.h"
 #include "zarisd/server/notify_flags.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
 
-enum setting_kind {
-	SK_INT,		 /* _Atomic int, decimal */
-	SK_LL,		 /* _Atomic long long, decimal */
-	SK_MEMORY,	 /* _Atomic long long, accepts 64mb / 1gb */
-	SK_BOOL,	 /* _Atomic int, yes/no */
-	SK_ENUM,	 /* _Atomic int, one of names[] */
-	SK_STRING,	 /* char *, under s->lock */
-	SK_PLAIN_INT,	 /* int, start-up only */
-	SK_PLAIN_STRING, /* char *, start-up only */
-	SK_SPECIAL,	 /* parse/show functions (SF_REDIS rows: canon) */
-	SK_UMEMORY,	 /* SF_REDIS rows only: an unsigned memory value, 0 to 2^64 - 1 */
+/* Where a zarisd setting keeps its value. */
+enum setting_store {
+	ST_NONE,	 /* SCHEMA_F_REDIS entries: s->redis_only, as CONFIG GET shows it */
+	ST_INT,		 /* _Atomic int: a bool, an enum index or an int */
+	ST_LL,		 /* _Atomic long long: an integer or a size */
+	ST_PLAIN_INT,	 /* int, start-up only: an integer, a bool or an enum index */
+	ST_STRING,	 /* char *, under s->lock */
+	ST_PLAIN_STRING, /* char *, start-up only */
+	ST_SPECIAL,	 /* parse / show functions */
 };
 
-#define SF_IMMUTABLE 0x1 /* start-up only: CONFIG SET refuses */
-#define SF_SENSITIVE 0x2 /* redact in logs */
-#define SF_CHDIR 0x4	 /* dir: CONFIG SET changes the working directory; shows getcwd() */
-#define SF_BASENAME 0x8	 /* a file name, not a path (dbfilename) */
-#define SF_REDIS 0x10	 /* Redis's setting that zarisd takes and shows but does not act on */
-#define SF_HIDDEN 0x20	 /* Redis's HIDDEN_CONFIG: CONFIG GET shows it for its exact name only */
-
-struct setting;
-typedef int (*setting_parse_fn)(struct settings *s, const struct setting *row, const char *v, char *err,
+typedef int (*setting_parse_fn)(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 				size_t errlen);
 typedef void (*setting_show_fn)(struct settings *s, char *buf, size_t size);
-/* SF_REDIS special rows: V checked as Redis does and written to OUT as
+/* SCHEMA_F_REDIS entries with a syntax of their own: V checked as Redis does and written to OUT as
  * CONFIG GET shows it; 0, or -EINVAL with Redis's text in ERR. */
-typedef int (*setting_canon_fn)(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-				size_t errlen);
+typedef int (*setting_canon_fn)(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+				char *err, size_t errlen);
 
-struct setting {
-	const char *name;
-	enum setting_kind kind;
-	size_t offset;
-	unsigned flags;
-	long long min, max;
-	const char *const *names; /* SK_ENUM */
-	setting_parse_fn parse;	  /* SK_SPECIAL */
-	setting_show_fn show;	  /* SK_SPECIAL */
-	const char *help;
-	/* SF_REDIS rows: the value is kept as CONFIG GET shows it
-	 * (s->redis_only, by the row index of the row itself or of ALIAS_OF) */
-	const char *def;	/* the value at start, as CONFIG GET shows it */
-	const char *alias_of;	/* Redis's alias (slaveof): the row whose value it shares */
-	const char *refuse;	/* any value but DEF is refused with this text (Redis's own
-				 * error where it cannot do it either: TLS, defrag) */
-	setting_canon_fn canon; /* SK_SPECIAL */
+/* A zarisd setting's field and side effects; its name, type, range,
+ * choices and default are its schema entry's (config/schema.h). */
+struct setting_binding {
+	enum setting_store store;
+	size_t offset;		/* into struct settings */
+	setting_parse_fn parse; /* ST_SPECIAL */
+	setting_show_fn show;	/* ST_SPECIAL */
+	void (*apply)(int v);	/* ST_INT: the new value must also reach another module at once */
 };
 
-/* indexed by enum aof_fsync */
-static const char *const appendfsync_names[] = { "always", "everysec", "no", NULL };
-static const char *const appendfsync_names_redis_order[] = { "everysec", "always", "no", NULL };
-static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
+static int parse_save(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		      size_t errlen);
 static void show_save(struct settings *s, char *buf, size_t size);
-static const char *const io_backend_names[] = { "auto", "uring", "epoll", NULL };
-/* indexed by enum settings_protected */
-static const char *const protected_names[] = { "no", "yes", "local", NULL };
-static const char *const yesno_names[] = { "no", "yes", NULL };
-static const char *const loglevel_names[] = { "debug", "verbose", "notice", "warning", NULL };
-static const char *const policy_names[] = { "noeviction",      "allkeys-lru",  "allkeys-lfu",
-					    "allkeys-random",  "volatile-lru", "volatile-lfu",
-					    "volatile-random", "volatile-ttl", NULL };
-static const char *const policy_names_redis_order[] = { "volatile-lru",	  "volatile-lfu", "volatile-random",
-							"volatile-ttl",	  "allkeys-lru",  "allkeys-lfu",
-							"allkeys-random", "noeviction",	  NULL };
-
-static int parse_cores(struct settings *s, const struct setting *row, const char *v, char *err,
+static int parse_cores(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 		       size_t errlen);
 static void show_cores(struct settings *s, char *buf, size_t size);
-static int parse_obuf(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
+static int parse_obuf(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		      size_t errlen);
 static void show_obuf(struct settings *s, char *buf, size_t size);
-static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
+static int parse_notify(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 			size_t errlen);
 static void show_notify(struct settings *s, char *buf, size_t size);
-static int parse_hz(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen);
-static int redis_set(struct settings *s, const struct setting *row, const char *value, bool starting,
-		     char *err, size_t errlen);
+static int parse_hz(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		    size_t errlen);
 static void show_hz(struct settings *s, char *buf, size_t size);
+static int redis_set(struct settings *s, const struct schema_entry *row, const char *value, bool starting,
+		     char *err, size_t errlen);
+static void apply_loglevel(int v);
+static void apply_jemalloc_bg_thread(int v);
 
-/* Redis's other settings (SF_REDIS rows), in Redis 7.0's config.c order */
-static const char *const supervised_names[] = { "upstart", "systemd", "auto", "no", NULL };
-static const char *const syslog_facility_names[] = { "user",   "local0", "local1", "local2", "local3",
-						     "local4", "local5", "local6", "local7", NULL };
-static const char *const diskless_load_names[] = { "disabled", "on-empty-db", "swapdb", NULL };
-static const char *const acl_pubsub_names[] = { "allchannels", "resetchannels", NULL };
-static const char *const sanitize_names[] = { "no", "yes", "clients", NULL };
-static const char *const endpoint_names[] = { "ip", "hostname", "unknown-endpoint", NULL };
-static const char *const propagation_names[] = { "ignore", "panic", "panic-on-replicas", NULL };
-static const char *const tls_auth_names[] = { "no", "yes", "optional", NULL };
-static const char *const oom_adj_names[] = { "no", "yes", "relative", "absolute", NULL };
-/* indexed by bit: Redis's SHUTDOWN_SAVE, _NOSAVE, _NOW, _FORCE after "default" (0) */
-static const char *const shutdown_names[] = { "default", "save", "nosave", "now", "force", NULL };
-static int canon_percent_memory(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-				size_t errlen);
-static int canon_backlog(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_percent_memory(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+				char *err, size_t errlen);
+static int canon_backlog(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			 size_t errlen);
-static int canon_octal(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_octal(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 		       size_t errlen);
-static int canon_oom_adj(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_oom_adj(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			 size_t errlen);
-static int canon_shutdown(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_shutdown(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			  size_t errlen);
-static int canon_oom_values(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			    size_t errlen);
-static int canon_percentiles(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			     size_t errlen);
-static int canon_replicaof(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_oom_values(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			    char *err, size_t errlen);
+static int canon_percentiles(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			     char *err, size_t errlen);
+static int canon_replicaof(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			   size_t errlen);
-static int canon_hostname(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_hostname(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			  size_t errlen);
-static int canon_proc_title(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			    size_t errlen);
-
-#define REDIS_HELP "Redis's setting: taken and shown, no effect in zarisd"
-#define TLS_REFUSED "Unable to update TLS configuration. Check server logs."
-/* An SF_REDIS row: NAME, its kind, flags, range, choices and default. */
-#define REDIS_ROW(name, kind, flags, min, max, names, def)                                                   \
-	{                                                                                                    \
-		name, kind, 0, SF_REDIS | (flags), min, max, names, NULL, NULL, REDIS_HELP, def, NULL, NULL, \
-			NULL                                                                                 \
-	}
-/* Redis's alias NAME of the SF_REDIS row OF (same kind, range and flags). */
-#define REDIS_ALIAS(name, of, kind, flags, min, max, names)                                                 \
-	{                                                                                                   \
-		name, kind, 0, SF_REDIS | (flags), min, max, names, NULL, NULL, REDIS_HELP, NULL, of, NULL, \
-			NULL                                                                                \
-	}
-#define REDIS_BOOL(name, flags, def) REDIS_ROW(name, SK_BOOL, flags, 0, 1, NULL, def)
-#define REDIS_INT(name, flags, min, max, def) REDIS_ROW(name, SK_LL, flags, min, max, NULL, def)
-#define REDIS_MEMORY(name, flags, min, max, def) REDIS_ROW(name, SK_MEMORY, flags, min, max, NULL, def)
-#define REDIS_STRING(name, flags, def) REDIS_ROW(name, SK_STRING, flags, 0, 0, NULL, def)
-#define REDIS_ENUM(name, flags, names, def) REDIS_ROW(name, SK_ENUM, flags, 0, 0, names, def)
-#define REDIS_SPECIAL(name, flags, canon, names, def)                                                    \
-	{                                                                                                \
-		name, SK_SPECIAL, 0, SF_REDIS | (flags), 0, 0, names, NULL, NULL, REDIS_HELP, def, NULL, \
-			NULL, canon                                                                      \
-	}
-/* Redis's setting for a feature zarisd lacks: only DEF is taken. */
-#define REDIS_REFUSED(name, kind, min, max, def, text)                                                 \
-	{                                                                                              \
-		name, kind, 0, SF_REDIS, min, max, NULL, NULL, NULL, REDIS_HELP, def, NULL, text, NULL \
-	}
+static int canon_proc_title(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			    char *err, size_t errlen);
 
 #define OFF(field) offsetof(struct settings, field)
-/* zarisd's own rows leave the SF_REDIS fields (def ... canon) out: NULL */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static const struct setting setting_rows[] = {
-	{ "port", SK_PLAIN_INT, OFF(port), SF_IMMUTABLE, 0, 65535, NULL, NULL, NULL,
-	  "TCP port to listen on" },
-	{ "bind", SK_PLAIN_STRING, OFF(bind), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "addresses to listen on, space separated" },
-	{ "threads", SK_PLAIN_INT, OFF(threads), SF_IMMUTABLE, 0, 1024, NULL, NULL, NULL,
-	  "worker threads (0 = one per core)" },
-	{ "cores", SK_SPECIAL, 0, SF_IMMUTABLE, 0, 0, NULL, parse_cores, show_cores,
-	  "CPU list to pin workers to, e.g. 0-3 or 1,3" },
-	{ "io-backend", SK_PLAIN_INT, OFF(io_backend), SF_IMMUTABLE, 0, 2, io_backend_names, NULL, NULL,
-	  "auto|uring|epoll" },
-	{ "databases", SK_PLAIN_INT, OFF(databases), SF_IMMUTABLE, 1, 1 << 20, NULL, NULL, NULL,
-	  "number of databases" },
-	{ "shard-bits", SK_PLAIN_INT, OFF(shard_bits), SF_IMMUTABLE, 0, 16, NULL, NULL, NULL,
-	  "log2 of the keyspace shard count" },
-	{ "dir", SK_STRING, OFF(dir), SF_CHDIR, 0, 0, NULL, NULL, NULL, "working directory for data files" },
-	{ "logfile", SK_PLAIN_STRING, OFF(logfile), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "log file (empty = stderr)" },
-	{ "pidfile", SK_PLAIN_STRING, OFF(pidfile), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "write the PID to this file" },
-	{ "tcp-backlog", SK_PLAIN_INT, OFF(tcp_backlog), SF_IMMUTABLE, 0, INT_MAX, NULL, NULL, NULL,
-	  "listen(2) backlog" },
-	{ "enable-debug-command", SK_PLAIN_INT, OFF(enable_debug_command), SF_IMMUTABLE, 0, 2,
-	  protected_names, NULL, NULL, "who may run DEBUG: no|yes|local (loopback clients)" },
-	{ "disable-thp", SK_PLAIN_INT, OFF(disable_thp), SF_IMMUTABLE, 0, 1, yesno_names, NULL, NULL,
-	  "yes: no transparent huge pages for zarisd; no: huge pages for its heap" },
-	{ "maxmemory", SK_MEMORY, OFF(maxmemory), 0, 0, LLONG_MAX, NULL, NULL, NULL,
-	  "memory limit (0 = none), e.g. 64mb" },
-	{ "maxmemory-policy", SK_ENUM, OFF(maxmemory_policy), 0, 0, 0, policy_names, NULL, NULL,
-	  "eviction policy" },
-	{ "maxmemory-samples", SK_INT, OFF(maxmemory_samples), 0, 1, INT_MAX, NULL, NULL, NULL,
-	  "keys sampled per eviction (at most 64 are used)" },
-	{ "proto-max-bulk-len", SK_MEMORY, OFF(proto_max_bulk_len), 0, 1024 * 1024, LLONG_MAX, NULL, NULL,
-	  NULL, "largest bulk string accepted" },
-	{ "client-query-buffer-limit", SK_MEMORY, OFF(client_query_buffer_limit), 0, 1024 * 1024, LLONG_MAX,
-	  NULL, NULL, NULL, "largest query buffer per client" },
-	{ "client-output-buffer-limit", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_obuf, show_obuf,
-	  "normal <hard> <soft> <seconds>" },
-	{ "maxclients", SK_LL, OFF(maxclients), 0, 1, UINT_MAX, NULL, NULL, NULL, "most connected clients" },
-	{ "timeout", SK_INT, OFF(timeout), 0, 0, INT_MAX, NULL, NULL, NULL,
-	  "close clients idle this many seconds (0 = never)" },
-	{ "tcp-keepalive", SK_INT, OFF(tcp_keepalive), 0, 0, INT_MAX, NULL, NULL, NULL,
-	  "TCP keepalive seconds (0 = off)" },
-	{ "protected-mode", SK_BOOL, OFF(protected_mode), 0, 0, 1, NULL, NULL, NULL,
-	  "refuse non-loopback clients without a password" },
-	{ "jemalloc-bg-thread", SK_BOOL, OFF(jemalloc_bg_thread), 0, 0, 1, NULL, NULL, NULL,
-	  "jemalloc returns freed pages to the system from a background thread" },
-	{ "hz", SK_SPECIAL, 0, 0, 0, INT_MAX, NULL, parse_hz, show_hz,
-	  "timer frequency of background tasks (1 to 500)" },
-	{ "lfu-log-factor", SK_INT, OFF(lfu_log_factor), 0, 0, INT_MAX, NULL, NULL, NULL,
-	  "LFU counter logarithm factor" },
-	{ "lfu-decay-time", SK_INT, OFF(lfu_decay_time), 0, 0, INT_MAX, NULL, NULL, NULL,
-	  "LFU counter decay minutes" },
-	{ "slowlog-log-slower-than", SK_LL, OFF(slowlog_log_slower_than), 0, -1, LLONG_MAX, NULL, NULL, NULL,
-	  "slow log threshold in microseconds" },
-	{ "slowlog-max-len", SK_LL, OFF(slowlog_max_len), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "slow log entries kept" },
-	{ "latency-monitor-threshold", SK_LL, OFF(latency_monitor_threshold), 0, 0, LLONG_MAX, NULL, NULL,
-	  NULL, "latency monitor threshold in ms" },
-	{ "loglevel", SK_ENUM, OFF(loglevel), 0, 0, 0, loglevel_names, NULL, NULL,
-	  "debug|verbose|notice|warning" },
-	{ "active-expire-effort", SK_INT, OFF(active_expire_effort), 0, 1, 10, NULL, NULL, NULL,
-	  "active expiry effort 1-10" },
-	{ "requirepass", SK_STRING, OFF(requirepass), SF_SENSITIVE, 0, 0, NULL, NULL, NULL,
-	  "password clients must AUTH with" },
-	/* pub/sub: flags parsed and shown by notify.c (parse_notify/show_notify) */
-	{ "notify-keyspace-events", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_notify, show_notify,
-	  "keyspace notification classes, e.g. KEA" },
-	/* --- hashes and sets (cmd_hash.c, cmd_set.c); Redis 7.0's defaults --- */
-	{ "hash-max-listpack-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
-	  NULL, "most fields of a listpack-encoded hash" },
-	{ "hash-max-listpack-value", SK_MEMORY, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL,
-	  NULL, "longest field or value of a listpack-encoded hash" },
-	{ "hash-max-ziplist-entries", SK_LL, OFF(hash_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "alias of hash-max-listpack-entries" },
-	{ "hash-max-ziplist-value", SK_MEMORY, OFF(hash_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "alias of hash-max-listpack-value" },
-	{ "set-max-intset-entries", SK_LL, OFF(set_max_intset_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "most members of an intset-encoded set" },
-	/* --- bitmaps and HyperLogLog (cmd_bitmap.c, cmd_hll.c); Redis 7.0's defaults --- */
-	{ "hll-sparse-max-bytes", SK_MEMORY, OFF(hll_sparse_max_bytes), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "largest sparse HyperLogLog before it turns dense" },
-	/* --- sorted sets (cmd_zset.c); Redis 7.0's defaults and alias names --- */
-	{ "zset-max-listpack-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL,
-	  NULL, "most members of a listpack-encoded sorted set" },
-	{ "zset-max-listpack-value", SK_MEMORY, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL,
-	  NULL, "longest member of a listpack-encoded sorted set" },
-	{ "zset-max-ziplist-entries", SK_LL, OFF(zset_max_listpack_entries), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "alias of zset-max-listpack-entries" },
-	{ "zset-max-ziplist-value", SK_MEMORY, OFF(zset_max_listpack_value), 0, 0, LONG_MAX, NULL, NULL, NULL,
-	  "alias of zset-max-listpack-value" },
-	/* --- lists (cmd_list.c); Redis 7.0's default and alias name --- */
-	{ "list-max-listpack-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
-	  "list node size: -1..-5 = 4..64 KB per node, N > 0 = N entries per node" },
-	{ "list-max-ziplist-size", SK_LL, OFF(list_max_listpack_size), 0, INT_MIN, INT_MAX, NULL, NULL, NULL,
-	  "alias of list-max-listpack-size" },
-	/* --- persistence (persist/) --- */
-	{ "dbfilename", SK_STRING, OFF(dbfilename), SF_BASENAME, 0, 0, NULL, NULL, NULL,
-	  "snapshot file name (in dir)" },
-	{ "appendfilename", SK_PLAIN_STRING, OFF(appendfilename), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "append-only log segment name prefix" },
-	{ "appenddirname", SK_PLAIN_STRING, OFF(appenddirname), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,
-	  "append-only log directory (in dir)" },
-	{ "appendonly", SK_BOOL, OFF(aof_enabled), 0, 0, 1, NULL, NULL, NULL,
-	  "yes|no: keep the append-only log" },
-	{ "appendfsync", SK_ENUM, OFF(appendfsync), 0, 0, 0, appendfsync_names, NULL, NULL,
-	  "always|everysec|no: when the log is fsynced" },
-	{ "save", SK_SPECIAL, 0, 0, 0, 0, NULL, parse_save, show_save,
-	  "snapshot rules: \"<seconds> <changes> ...\" (\"\" = none)" },
-	{ "auto-aof-rewrite-percentage", SK_LL, OFF(auto_aof_rewrite_percentage), 0, 0, INT_MAX, NULL, NULL,
-	  NULL, "rewrite the log when it grew this % over the last snapshot (0 = never)" },
-	{ "auto-aof-rewrite-min-size", SK_MEMORY, OFF(auto_aof_rewrite_min_size), 0, 0, LLONG_MAX, NULL, NULL,
-	  NULL, "smallest log size that triggers an automatic rewrite" },
-	{ "aof-load-truncated", SK_BOOL, OFF(aof_load_truncated), 0, 0, 1, NULL, NULL, NULL,
-	  "yes: trim a truncated log tail at start-up, no: refuse to start" },
-	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
-	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
-	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */
-	REDIS_BOOL("rdbchecksum", SF_IMMUTABLE, "yes"),
-	REDIS_BOOL("daemonize", SF_IMMUTABLE, "no"),
-	REDIS_BOOL("io-threads-do-reads", SF_IMMUTABLE, "no"),
-	REDIS_BOOL("always-show-logo", SF_IMMUTABLE, "no"),
-	REDIS_BOOL("rdbcompression", 0, "yes"),
-	REDIS_BOOL("rdb-del-sync-files", 0, "no"),
-	REDIS_BOOL("activerehashing", 0, "yes"),
-	REDIS_BOOL("stop-writes-on-bgsave-error", 0, "yes"),
-	REDIS_BOOL("set-proc-title", SF_IMMUTABLE, "yes"),
-	REDIS_BOOL("dynamic-hz", 0, "yes"),
-	REDIS_BOOL("lazyfree-lazy-eviction", 0, "no"),
-	REDIS_BOOL("lazyfree-lazy-expire", 0, "no"),
-	REDIS_BOOL("lazyfree-lazy-server-del", 0, "no"),
-	REDIS_BOOL("lazyfree-lazy-user-del", 0, "no"),
-	REDIS_BOOL("lazyfree-lazy-user-flush", 0, "no"),
-	REDIS_BOOL("repl-disable-tcp-nodelay", 0, "no"),
-	REDIS_BOOL("repl-diskless-sync", 0, "yes"),
-	REDIS_BOOL("aof-rewrite-incremental-fsync", 0, "yes"),
-	REDIS_BOOL("no-appendfsync-on-rewrite", 0, "no"),
-	REDIS_BOOL("cluster-require-full-coverage", 0, "yes"),
-	REDIS_BOOL("rdb-save-incremental-fsync", 0, "yes"),
-	REDIS_BOOL("aof-use-rdb-preamble", 0, "yes"),
-	REDIS_BOOL("aof-timestamp-enabled", 0, "no"),
-	REDIS_BOOL("cluster-replica-no-failover", 0, "no"),
-	REDIS_ALIAS("cluster-slave-no-failover", "cluster-replica-no-failover", SK_BOOL, 0, 0, 1, NULL),
-	REDIS_BOOL("replica-lazy-flush", 0, "no"),
-	REDIS_ALIAS("slave-lazy-flush", "replica-lazy-flush", SK_BOOL, 0, 0, 1, NULL),
-	REDIS_BOOL("replica-serve-stale-data", 0, "yes"),
-	REDIS_ALIAS("slave-serve-stale-data", "replica-serve-stale-data", SK_BOOL, 0, 0, 1, NULL),
-	REDIS_BOOL("replica-read-only", 0, "yes"),
-	REDIS_ALIAS("slave-read-only", "replica-read-only", SK_BOOL, 0, 0, 1, NULL),
-	REDIS_BOOL("replica-ignore-maxmemory", 0, "yes"),
-	REDIS_ALIAS("slave-ignore-maxmemory", "replica-ignore-maxmemory", SK_BOOL, 0, 0, 1, NULL),
-	REDIS_REFUSED("activedefrag", SK_BOOL, 0, 1, "no",
-		      "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
-		      "modified Jemalloc like the one shipped by default with the Redis source distribution"),
-	REDIS_BOOL("syslog-enabled", SF_IMMUTABLE, "no"),
-	REDIS_BOOL("cluster-enabled", SF_IMMUTABLE, "no"),
-	REDIS_BOOL("cluster-allow-reads-when-down", 0, "no"),
-	REDIS_BOOL("cluster-allow-pubsubshard-when-down", 0, "yes"),
-	REDIS_BOOL("crash-log-enabled", 0, "yes"),
-	REDIS_BOOL("crash-memcheck-enabled", 0, "yes"),
-	REDIS_BOOL("use-exit-on-panic", SF_HIDDEN, "no"),
-	REDIS_BOOL("cluster-allow-replica-migration", 0, "yes"),
-	REDIS_BOOL("replica-announced", 0, "yes"),
-	REDIS_BOOL("latency-tracking", 0, "yes"),
-	REDIS_BOOL("aof-disable-auto-gc", 0, "no"),
-	REDIS_BOOL("replica-ignore-disk-write-errors", 0, "no"),
-	REDIS_STRING("aclfile", SF_IMMUTABLE, ""),
-	REDIS_STRING("unixsocket", SF_IMMUTABLE, ""),
-	REDIS_STRING("replica-announce-ip", 0, ""),
-	REDIS_ALIAS("slave-announce-ip", "replica-announce-ip", SK_STRING, 0, 0, 0, NULL),
-	REDIS_STRING("masteruser", SF_SENSITIVE, ""),
-	REDIS_STRING("cluster-announce-ip", 0, ""),
-	REDIS_STRING("cluster-config-file", SF_IMMUTABLE, "nodes.conf"),
-	REDIS_SPECIAL("cluster-announce-hostname", 0, canon_hostname, NULL, ""),
-	REDIS_STRING("syslog-ident", SF_IMMUTABLE, "redis"),
-	REDIS_STRING("server_cpulist", SF_IMMUTABLE, ""),
-	REDIS_STRING("bio_cpulist", SF_IMMUTABLE, ""),
-	REDIS_STRING("aof_rewrite_cpulist", SF_IMMUTABLE, ""),
-	REDIS_STRING("bgsave_cpulist", SF_IMMUTABLE, ""),
-	REDIS_STRING("ignore-warnings", 0, ""),
-	REDIS_SPECIAL("proc-title-template", 0, canon_proc_title, NULL,
-		      "{title} {listen-addr} {server-mode}"),
-	REDIS_STRING("bind-source-addr", 0, ""),
-	REDIS_STRING("masterauth", SF_SENSITIVE, ""),
-	REDIS_ENUM("supervised", SF_IMMUTABLE, supervised_names, "no"),
-	REDIS_ENUM("syslog-facility", SF_IMMUTABLE, syslog_facility_names, "local0"),
-	REDIS_ENUM("repl-diskless-load", 0, diskless_load_names, "disabled"),
-	REDIS_SPECIAL("oom-score-adj", 0, canon_oom_adj, oom_adj_names, "no"),
-	REDIS_ENUM("acl-pubsub-default", 0, acl_pubsub_names, "resetchannels"),
-	REDIS_ENUM("sanitize-dump-payload", 0, sanitize_names, "no"),
-	REDIS_ENUM("enable-protected-configs", SF_IMMUTABLE, protected_names, "no"),
-	REDIS_ENUM("enable-module-command", SF_IMMUTABLE, protected_names, "no"),
-	REDIS_ENUM("cluster-preferred-endpoint-type", 0, endpoint_names, "ip"),
-	REDIS_ENUM("propagation-error-behavior", 0, propagation_names, "ignore"),
-	REDIS_SPECIAL("shutdown-on-sigint", 0, canon_shutdown, shutdown_names, "default"),
-	REDIS_SPECIAL("shutdown-on-sigterm", 0, canon_shutdown, shutdown_names, "default"),
-	REDIS_INT("io-threads", SF_IMMUTABLE, 1, 128, "1"),
-	REDIS_INT("cluster-replica-validity-factor", 0, 0, INT_MAX, "10"),
-	REDIS_ALIAS("cluster-slave-validity-factor", "cluster-replica-validity-factor", SK_LL, 0, 0, INT_MAX,
-		    NULL),
-	REDIS_INT("cluster-migration-barrier", 0, 0, INT_MAX, "1"),
-	REDIS_INT("active-defrag-cycle-min", 0, 1, 99, "1"),
-	REDIS_INT("active-defrag-cycle-max", 0, 1, 99, "25"),
-	REDIS_INT("active-defrag-threshold-lower", 0, 0, 1000, "10"),
-	REDIS_INT("active-defrag-threshold-upper", 0, 0, 1000, "100"),
-	REDIS_INT("replica-priority", 0, 0, INT_MAX, "100"),
-	REDIS_ALIAS("slave-priority", "replica-priority", SK_LL, 0, 0, INT_MAX, NULL),
-	REDIS_INT("repl-diskless-sync-delay", 0, 0, INT_MAX, "5"),
-	REDIS_INT("maxmemory-eviction-tenacity", 0, 0, 100, "10"),
-	REDIS_INT("replica-announce-port", 0, 0, 65535, "0"),
-	REDIS_ALIAS("slave-announce-port", "replica-announce-port", SK_LL, 0, 0, 65535, NULL),
-	REDIS_INT("cluster-port", SF_IMMUTABLE, 0, 65535, "0"),
-	REDIS_INT("cluster-announce-bus-port", 0, 0, 65535, "0"),
-	REDIS_INT("cluster-announce-port", 0, 0, 65535, "0"),
-	REDIS_INT("cluster-announce-tls-port", 0, 0, 65535, "0"),
-	REDIS_INT("repl-timeout", 0, 1, INT_MAX, "60"),
-	REDIS_INT("repl-ping-replica-period", 0, 1, INT_MAX, "10"),
-	REDIS_ALIAS("repl-ping-slave-period", "repl-ping-replica-period", SK_LL, 0, 1, INT_MAX, NULL),
-	REDIS_INT("list-compress-depth", 0, 0, INT_MAX, "0"),
-	REDIS_INT("rdb-key-save-delay", SF_HIDDEN, INT_MIN, INT_MAX, "0"),
-	REDIS_INT("key-load-delay", SF_HIDDEN, INT_MIN, INT_MAX, "0"),
-	REDIS_INT("min-replicas-to-write", 0, 0, INT_MAX, "0"),
-	REDIS_ALIAS("min-slaves-to-write", "min-replicas-to-write", SK_LL, 0, 0, INT_MAX, NULL),
-	REDIS_INT("min-replicas-max-lag", 0, 0, INT_MAX, "10"),
-	REDIS_ALIAS("min-slaves-max-lag", "min-replicas-max-lag", SK_LL, 0, 0, INT_MAX, NULL),
-	REDIS_INT("watchdog-period", SF_HIDDEN, 0, INT_MAX, "0"),
-	REDIS_INT("shutdown-timeout", 0, 0, INT_MAX, "10"),
-	REDIS_INT("repl-diskless-sync-max-replicas", 0, 0, INT_MAX, "0"),
-	REDIS_SPECIAL("unixsocketperm", SF_IMMUTABLE, canon_octal, NULL, "0"),
-	REDIS_INT("socket-mark-id", SF_IMMUTABLE, 0, UINT_MAX, "0"),
-	REDIS_INT("active-defrag-max-scan-fields", 0, 1, LONG_MAX, "1000"),
-	REDIS_INT("acllog-max-len", 0, 0, LONG_MAX, "128"),
-	REDIS_INT("busy-reply-threshold", 0, 0, LONG_MAX, "5000"),
-	REDIS_ALIAS("lua-time-limit", "busy-reply-threshold", SK_LL, 0, 0, LONG_MAX, NULL),
-	REDIS_INT("cluster-node-timeout", 0, 0, LLONG_MAX, "15000"),
-	REDIS_INT("stream-node-max-entries", 0, 0, LLONG_MAX, "100"),
-	REDIS_SPECIAL("repl-backlog-size", 0, canon_backlog, NULL, "1048576"),
-	REDIS_ROW("cluster-link-sendbuf-limit", SK_UMEMORY, 0, 0, 0, NULL, "0"),
-	REDIS_MEMORY("active-defrag-ignore-bytes", 0, 1, LLONG_MAX, "104857600"),
-	REDIS_MEMORY("stream-node-max-bytes", 0, 0, LONG_MAX, "4096"),
-	REDIS_INT("tracking-table-max-keys", 0, 0, LONG_MAX, "1000000"),
-	REDIS_SPECIAL("maxmemory-clients", 0, canon_percent_memory, NULL, "0"),
-	REDIS_INT("repl-backlog-ttl", 0, 0, LONG_MAX, "3600"),
-	REDIS_INT("loading-process-events-interval-bytes", SF_HIDDEN, 1024, INT_MAX, "2097152"),
-	REDIS_REFUSED("tls-port", SK_LL, 0, 65535, "0", TLS_REFUSED),
-	REDIS_INT("tls-session-cache-size", 0, 0, INT_MAX, "20480"),
-	REDIS_INT("tls-session-cache-timeout", 0, 0, INT_MAX, "300"),
-	REDIS_REFUSED("tls-cluster", SK_BOOL, 0, 1, "no", TLS_REFUSED),
-	REDIS_REFUSED("tls-replication", SK_BOOL, 0, 1, "no", TLS_REFUSED),
-	REDIS_ENUM("tls-auth-clients", 0, tls_auth_names, "yes"),
-	REDIS_BOOL("tls-prefer-server-ciphers", 0, "no"),
-	REDIS_BOOL("tls-session-caching", 0, "yes"),
-	REDIS_STRING("tls-cert-file", 0, ""),
-	REDIS_STRING("tls-key-file", 0, ""),
-	REDIS_STRING("tls-key-file-pass", 0, ""),
-	REDIS_STRING("tls-client-cert-file", 0, ""),
-	REDIS_STRING("tls-client-key-file", 0, ""),
-	REDIS_STRING("tls-client-key-file-pass", 0, ""),
-	REDIS_STRING("tls-dh-params-file", 0, ""),
-	REDIS_STRING("tls-ca-cert-file", 0, ""),
-	REDIS_STRING("tls-ca-cert-dir", 0, ""),
-	REDIS_STRING("tls-protocols", 0, ""),
-	REDIS_STRING("tls-ciphers", 0, ""),
-	REDIS_STRING("tls-ciphersuites", 0, ""),
-	REDIS_SPECIAL("oom-score-adj-values", 0, canon_oom_values, NULL, "0 200 800"),
-	REDIS_SPECIAL("replicaof", SF_IMMUTABLE, canon_replicaof, NULL, ""),
-	{ "slaveof", SK_SPECIAL, 0, SF_REDIS | SF_IMMUTABLE, 0, 0, NULL, NULL, NULL, REDIS_HELP, NULL,
-	  "replicaof", NULL, canon_replicaof },
-	REDIS_SPECIAL("latency-tracking-info-percentiles", 0, canon_percentiles, NULL, "50 99 99.9"),
+/* Every zarisd setting of the schema (enum schema_id) has its binding;
+ * a missing one is ST_NONE, which tests/unit/schema.c refuses. */
+static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
+	[SCHEMA_ID_PORT] = { ST_PLAIN_INT, OFF(port) },
+	[SCHEMA_ID_BIND] = { ST_PLAIN_STRING, OFF(bind) },
+	[SCHEMA_ID_THREADS] = { ST_PLAIN_INT, OFF(threads) },
+	[SCHEMA_ID_CORES] = { ST_SPECIAL, 0, parse_cores, show_cores },
+	[SCHEMA_ID_IO_BACKEND] = { ST_PLAIN_INT, OFF(io_backend) },
+	[SCHEMA_ID_DATABASES] = { ST_PLAIN_INT, OFF(databases) },
+	[SCHEMA_ID_SHARD_BITS] = { ST_PLAIN_INT, OFF(shard_bits) },
+	[SCHEMA_ID_DIR] = { ST_STRING, OFF(dir) },
+	[SCHEMA_ID_LOGFILE] = { ST_PLAIN_STRING, OFF(logfile) },
+	[SCHEMA_ID_PIDFILE] = { ST_PLAIN_STRING, OFF(pidfile) },
+	[SCHEMA_ID_TCP_BACKLOG] = { ST_PLAIN_INT, OFF(tcp_backlog) },
+	[SCHEMA_ID_ENABLE_DEBUG_COMMAND] = { ST_PLAIN_INT, OFF(enable_debug_command) },
+	[SCHEMA_ID_DISABLE_THP] = { ST_PLAIN_INT, OFF(disable_thp) },
+	[SCHEMA_ID_MAXMEMORY] = { ST_LL, OFF(maxmemory) },
+	[SCHEMA_ID_MAXMEMORY_POLICY] = { ST_INT, OFF(maxmemory_policy) },
+	[SCHEMA_ID_MAXMEMORY_SAMPLES] = { ST_INT, OFF(maxmemory_samples) },
+	[SCHEMA_ID_PROTO_MAX_BULK_LEN] = { ST_LL, OFF(proto_max_bulk_len) },
+	[SCHEMA_ID_CLIENT_QUERY_BUFFER_LIMIT] = { ST_LL, OFF(client_query_buffer_limit) },
+	[SCHEMA_ID_CLIENT_OUTPUT_BUFFER_LIMIT] = { ST_SPECIAL, 0, parse_obuf, show_obuf },
+	[SCHEMA_ID_MAXCLIENTS] = { ST_LL, OFF(maxclients) },
+	[SCHEMA_ID_TIMEOUT] = { ST_INT, OFF(timeout) },
+	[SCHEMA_ID_TCP_KEEPALIVE] = { ST_INT, OFF(tcp_keepalive) },
+	[SCHEMA_ID_PROTECTED_MODE] = { ST_INT, OFF(protected_mode) },
+	[SCHEMA_ID_JEMALLOC_BG_THREAD] = { ST_INT, OFF(jemalloc_bg_thread),
+					   .apply = apply_jemalloc_bg_thread },
+	[SCHEMA_ID_HZ] = { ST_SPECIAL, 0, parse_hz, show_hz },
+	[SCHEMA_ID_LFU_LOG_FACTOR] = { ST_INT, OFF(lfu_log_factor) },
+	[SCHEMA_ID_LFU_DECAY_TIME] = { ST_INT, OFF(lfu_decay_time) },
+	[SCHEMA_ID_SLOWLOG_LOG_SLOWER_THAN] = { ST_LL, OFF(slowlog_log_slower_than) },
+	[SCHEMA_ID_SLOWLOG_MAX_LEN] = { ST_LL, OFF(slowlog_max_len) },
+	[SCHEMA_ID_LATENCY_MONITOR_THRESHOLD] = { ST_LL, OFF(latency_monitor_threshold) },
+	[SCHEMA_ID_LOGLEVEL] = { ST_INT, OFF(loglevel), .apply = apply_loglevel },
+	[SCHEMA_ID_ACTIVE_EXPIRE_EFFORT] = { ST_INT, OFF(active_expire_effort) },
+	[SCHEMA_ID_REQUIREPASS] = { ST_STRING, OFF(requirepass) },
+	[SCHEMA_ID_NOTIFY_KEYSPACE_EVENTS] = { ST_SPECIAL, 0, parse_notify, show_notify },
+	[SCHEMA_ID_HASH_MAX_LISTPACK_ENTRIES] = { ST_LL, OFF(hash_max_listpack_entries) },
+	[SCHEMA_ID_HASH_MAX_LISTPACK_VALUE] = { ST_LL, OFF(hash_max_listpack_value) },
+	[SCHEMA_ID_HASH_MAX_ZIPLIST_ENTRIES] = { ST_LL, OFF(hash_max_listpack_entries) },
+	[SCHEMA_ID_HASH_MAX_ZIPLIST_VALUE] = { ST_LL, OFF(hash_max_listpack_value) },
+	[SCHEMA_ID_SET_MAX_INTSET_ENTRIES] = { ST_LL, OFF(set_max_intset_entries) },
+	[SCHEMA_ID_HLL_SPARSE_MAX_BYTES] = { ST_LL, OFF(hll_sparse_max_bytes) },
+	[SCHEMA_ID_ZSET_MAX_LISTPACK_ENTRIES] = { ST_LL, OFF(zset_max_listpack_entries) },
+	[SCHEMA_ID_ZSET_MAX_LISTPACK_VALUE] = { ST_LL, OFF(zset_max_listpack_value) },
+	[SCHEMA_ID_ZSET_MAX_ZIPLIST_ENTRIES] = { ST_LL, OFF(zset_max_listpack_entries) },
+	[SCHEMA_ID_ZSET_MAX_ZIPLIST_VALUE] = { ST_LL, OFF(zset_max_listpack_value) },
+	[SCHEMA_ID_LIST_MAX_LISTPACK_SIZE] = { ST_LL, OFF(list_max_listpack_size) },
+	[SCHEMA_ID_LIST_MAX_ZIPLIST_SIZE] = { ST_LL, OFF(list_max_listpack_size) },
+	[SCHEMA_ID_DBFILENAME] = { ST_STRING, OFF(dbfilename) },
+	[SCHEMA_ID_APPENDFILENAME] = { ST_PLAIN_STRING, OFF(appendfilename) },
+	[SCHEMA_ID_APPENDDIRNAME] = { ST_PLAIN_STRING, OFF(appenddirname) },
+	[SCHEMA_ID_APPENDONLY] = { ST_INT, OFF(aof_enabled) },
+	[SCHEMA_ID_APPENDFSYNC] = { ST_INT, OFF(appendfsync) },
+	[SCHEMA_ID_SAVE] = { ST_SPECIAL, 0, parse_save, show_save },
+	[SCHEMA_ID_AUTO_AOF_REWRITE_PERCENTAGE] = { ST_LL, OFF(auto_aof_rewrite_percentage) },
+	[SCHEMA_ID_AUTO_AOF_REWRITE_MIN_SIZE] = { ST_LL, OFF(auto_aof_rewrite_min_size) },
+	[SCHEMA_ID_AOF_LOAD_TRUNCATED] = { ST_INT, OFF(aof_load_truncated) },
 };
-#pragma GCC diagnostic pop
 #undef OFF
 
-#define SETTING_COUNT (sizeof(setting_rows) / sizeof(setting_rows[0]))
+/* Redis's settings whose syntax zarisd checks with a function of its own */
+static const struct {
+	const char *name;
+	setting_canon_fn canon;
+} redis_canons[] = {
+	{ "cluster-announce-hostname", canon_hostname },
+	{ "proc-title-template", canon_proc_title },
+	{ "oom-score-adj", canon_oom_adj },
+	{ "shutdown-on-sigint", canon_shutdown },
+	{ "shutdown-on-sigterm", canon_shutdown },
+	{ "unixsocketperm", canon_octal },
+	{ "repl-backlog-size", canon_backlog },
+	{ "maxmemory-clients", canon_percent_memory },
+	{ "oom-score-adj-values", canon_oom_values },
+	{ "replicaof", canon_replicaof },
+	{ "slaveof", canon_replicaof },
+	{ "latency-tracking-info-percentiles", canon_percentiles },
+};
 
-static const struct setting *setting_find(const char *name)
+static setting_canon_fn canon_of(const struct schema_entry *row)
 {
-	for (size_t i = 0; i < SETTING_COUNT; i++)
-		if (!strcasecmp(setting_rows[i].name, name))
-			return &setting_rows[i];
+	for (size_t i = 0; i < sizeof(redis_canons) / sizeof(redis_canons[0]); i++)
+		if (!strcmp(redis_canons[i].name, row->name))
+			return redis_canons[i].canon;
 	return NULL;
+}
+
+/* ROW's binding; NULL for Redis's other settings. */
+static const struct setting_binding *binding_of(const struct schema_entry *row)
+{
+	size_t i = schema_index(row);
+	return i < SCHEMA_ID_REDIS_FIRST ? &bindings[i] : NULL;
 }
 
 bool settings_exists(const char *name)
 {
-	return setting_find(name) != NULL;
+	return schema_find(name) != NULL;
 }
 
 bool settings_is_immutable(const char *name)
 {
-	const struct setting *row = setting_find(name);
-	return row && (row->flags & SF_IMMUTABLE);
+	const struct schema_entry *row = schema_find(name);
+	return row && (row->flags & SCHEMA_F_IMMUTABLE);
 }
 
-/* The row whose value an SF_REDIS row shows: itself, or what it is an alias of. */
-static size_t redis_slot(const struct setting *row)
+/* The index of the s->redis_only slot a SCHEMA_F_REDIS entry shows: its own, or
+ * that of the row it is an alias of. */
+static size_t redis_slot(const struct schema_entry *row)
 {
-	const struct setting *primary = row->alias_of ? setting_find(row->alias_of) : row;
-	return (size_t)(primary - setting_rows);
+	return schema_index(schema_primary(row));
 }
+
+static int set_value(struct settings *s, const struct schema_entry *row, const char *value, bool starting,
+		     bool effects, char *err, size_t errlen);
 
 void settings_init(struct settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
-	s->port = 6379;
-	s->bind = zr_strdup("127.0.0.1 -::1");
-	s->databases = 16;
-	s->shard_bits = 10;
-	s->dir = zr_strdup(".");
-	s->logfile = zr_strdup("");
-	s->pidfile = zr_strdup("");
-	s->tcp_backlog = 511;
-	s->disable_thp = 1;
-	s->cores_text = zr_strdup("");
-	atomic_init(&s->maxmemory, 0);
-	atomic_init(&s->maxmemory_policy, STORE_EVICT_NOEVICTION);
-	atomic_init(&s->maxmemory_samples, 5);
-	atomic_init(&s->proto_max_bulk_len, 512LL * 1024 * 1024);
-	atomic_init(&s->client_query_buffer_limit, 1024LL * 1024 * 1024);
-	/* Redis's "normal 0 0 0": normal clients are never cut off for their
-	 * output. A pipeline's replies no longer pile up (net/conn.h: its
-	 * requests wait while its output is over a few MB), so a limit would
-	 * only cut off clients that do nothing wrong (ioredis' auto-pipelining
-	 * of big GETs was cut at 256mb and sent its batch again, forever). */
-	atomic_init(&s->obuf_hard_limit, 0);
-	atomic_init(&s->obuf_soft_limit, 0);
-	atomic_init(&s->obuf_soft_seconds, 0);
-	atomic_init(&s->maxclients, 10000);
-	atomic_init(&s->timeout, 0);
-	atomic_init(&s->tcp_keepalive, 300);
-	atomic_init(&s->protected_mode, 1);
-	atomic_init(&s->jemalloc_bg_thread, 1);
-	atomic_init(&s->hz, 10);
-	atomic_init(&s->lfu_log_factor, 10);
-	atomic_init(&s->lfu_decay_time, 1);
-	atomic_init(&s->slowlog_log_slower_than, 10000);
-	atomic_init(&s->slowlog_max_len, 128);
-	atomic_init(&s->latency_monitor_threshold, 0);
-	atomic_init(&s->loglevel, ZR_LOG_NOTICE);
-	atomic_init(&s->active_expire_effort, 1);
-	s->requirepass = zr_strdup("");
-	/* pub/sub: no notifications; Redis's pubsub class limits 32mb 8mb 60 */
-	atomic_init(&s->notify_keyspace_events, 0);
-	atomic_init(&s->obuf_pubsub_hard_limit, 32ULL * 1024 * 1024);
-	atomic_init(&s->obuf_pubsub_soft_limit, 8ULL * 1024 * 1024);
-	atomic_init(&s->obuf_pubsub_soft_seconds, 60);
-	/* hashes and sets */
-	atomic_init(&s->hash_max_listpack_entries, 512);
-	atomic_init(&s->hash_max_listpack_value, 64);
-	atomic_init(&s->set_max_intset_entries, 512);
-	/* bitmaps and HyperLogLog */
-	atomic_init(&s->hll_sparse_max_bytes, 3000);
-	/* sorted sets */
-	atomic_init(&s->zset_max_listpack_entries, 128);
-	atomic_init(&s->zset_max_listpack_value, 64);
-	/* lists */
-	atomic_init(&s->list_max_listpack_size, -2);
-	/* persistence: Redis 7's defaults, our file names */
-	s->dbfilename = zr_strdup("dump.zdb");
-	s->appendfilename = zr_strdup("appendonly.aof");
-	s->appenddirname = zr_strdup("appendonlydir");
-	s->save = zr_strdup("3600 1 300 100 60 10000");
-	atomic_init(&s->aof_enabled, 0);
-	atomic_init(&s->appendfsync, 1);
-	atomic_init(&s->auto_aof_rewrite_percentage, 100);
-	atomic_init(&s->auto_aof_rewrite_min_size, 64LL * 1024 * 1024);
-	atomic_init(&s->aof_load_truncated, 1);
-	/* Redis's other settings, at Redis 7.0's defaults */
-	s->redis_only = zr_calloc(SETTING_COUNT, sizeof(char *));
-	for (size_t i = 0; i < SETTING_COUNT; i++)
-		if ((setting_rows[i].flags & SF_REDIS) && !setting_rows[i].alias_of)
-			s->redis_only[i] = zr_strdup(setting_rows[i].def);
+	s->redis_only = zr_calloc(schema_count, sizeof(char *));
+	/* Every setting at its schema default, parsed as start-up parses a flag
+	 * but without side effects: main applies those once every setting is
+	 * read. An alias shares its primary's value. */
+	for (size_t i = 0; i < schema_count; i++) {
+		const struct schema_entry *row = &schema_table[i];
+		char err[256];
+		if (!row->def)
+			continue;
+		if (row->flags & SCHEMA_F_REDIS) {
+			s->redis_only[i] = zr_strdup(row->def);
+			continue;
+		}
+		int rc = set_value(s, row, row->def, true, false, err, sizeof(err));
+		assert(rc == 0); /* tests/unit/schema.c: every default passes its checks */
+		(void)rc;
+	}
 }
-
 void settings_free(struct settings *s)
 {
 	ZR_FREE(s->bind);
@@ -552,18 +246,18 @@ void settings_free(struct settings *s)
 	ZR_FREE(s->appendfilename);
 	ZR_FREE(s->appenddirname);
 	ZR_FREE(s->save);
-	for (size_t i = 0; s->redis_only && i < SETTING_COUNT; i++)
+	for (size_t i = 0; s->redis_only && i < schema_count; i++)
 		zr_free(s->redis_only[i]);
 	ZR_FREE(s->redis_only);
 	pthread_mutex_destroy(&s->lock);
 }
 
-static void *field(struct settings *s, const struct setting *row)
+static void *field(struct settings *s, const struct schema_entry *row)
 {
-	return (char *)s + row->offset;
+	return (char *)s + binding_of(row)->offset;
 }
-
-static int parse_cores(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+static int parse_cores(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		       size_t errlen)
 {
 	int cores[SETTINGS_MAX_CORES];
 	int n = 0;
@@ -571,13 +265,13 @@ static int parse_cores(struct settings *s, const struct setting *row, const char
 	while (*p) {
 		char *end;
 		long lo = strtol(p, &end, 10), hi;
-		if (end == p || lo < 0 || lo >= SETTINGS_MAX_CORES)
+		if (end == p || lo < row->min || lo > row->max)
 			goto bad;
 		hi = lo;
 		p = end;
 		if (*p == '-') {
 			hi = strtol(p + 1, &end, 10);
-			if (end == p + 1 || hi < lo || hi >= SETTINGS_MAX_CORES)
+			if (end == p + 1 || hi < lo || hi > row->max)
 				goto bad;
 			p = end;
 		}
@@ -608,7 +302,7 @@ static void show_cores(struct settings *s, char *buf, size_t size)
 
 /* Redis's text for a bad client-output-buffer-limit: WHAT, under its CONFIG
  * SET prefix; -EINVAL. */
-static int obuf_error(const struct setting *row, const char *what, char *err, size_t errlen)
+static int obuf_error(const struct schema_entry *row, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen,
 		 "CONFIG SET failed (possibly related to argument '%s') - %s in buffer limit configuration.",
@@ -616,7 +310,8 @@ static int obuf_error(const struct setting *row, const char *what, char *err, si
 	return -EINVAL;
 }
 
-static int parse_obuf(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+static int parse_obuf(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		      size_t errlen)
 {
 	/* "normal hard soft seconds [replica ...] [pubsub ...]": only the
 	 * normal class applies so far; other classes are accepted and checked. */
@@ -683,7 +378,7 @@ static void show_obuf(struct settings *s, char *buf, size_t size)
 /* pub/sub: notify-keyspace-events is kept as flags (notify.h) */
 /* Redis's texts for a value that is not an integer, and for one outside
  * ROW's range; both return -EINVAL. */
-static int bad_integer(const struct setting *row, char *err, size_t errlen)
+static int bad_integer(const struct schema_entry *row, char *err, size_t errlen)
 {
 	snprintf(
 		err, errlen,
@@ -692,7 +387,7 @@ static int bad_integer(const struct setting *row, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-static int out_of_range(const struct setting *row, char *err, size_t errlen)
+static int out_of_range(const struct schema_entry *row, char *err, size_t errlen)
 {
 	snprintf(
 		err, errlen,
@@ -703,7 +398,8 @@ static int out_of_range(const struct setting *row, char *err, size_t errlen)
 
 /* Redis's hz: any value from 0 to INT_MAX is taken and then held to 1..500
  * (its updateHZ), which is what CONFIG GET shows. */
-static int parse_hz(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+static int parse_hz(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		    size_t errlen)
 {
 	long long ll;
 	if (!zr_str_to_ll(v, strlen(v), &ll))
@@ -720,7 +416,7 @@ static void show_hz(struct settings *s, char *buf, size_t size)
 	snprintf(buf, size, "%d", atomic_load_explicit(&s->hz, memory_order_relaxed));
 }
 
-static int parse_notify(struct settings *s, const struct setting *row, const char *v, char *err,
+static int parse_notify(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 			size_t errlen)
 {
 	int flags = notify_flags_parse(v);
@@ -739,7 +435,7 @@ static void show_notify(struct settings *s, char *buf, size_t size)
 			    size);
 }
 
-static int parse_enum(const struct setting *row, const char *v)
+static int parse_enum(const struct schema_entry *row, const char *v)
 {
 	for (int i = 0; row->names[i]; i++)
 		if (!strcasecmp(row->names[i], v))
@@ -767,28 +463,11 @@ static void apply_jemalloc_bg_thread(int v)
 	(void)zr_mem_background_purge(v); /* -ENOTSUP without jemalloc: nothing to run */
 }
 
-static const struct {
-	size_t offset;
-	void (*apply)(int value);
-} setting_effects[] = {
-	{ offsetof(struct settings, loglevel), apply_loglevel },
-	{ offsetof(struct settings, jemalloc_bg_thread), apply_jemalloc_bg_thread },
-};
-
-/* Passes ROW's new value V to its effect, if it has one (start-up too:
- * applying again later, as main does, is harmless). */
-static void apply_effect(const struct setting *row, int v)
-{
-	for (size_t i = 0; i < sizeof(setting_effects) / sizeof(setting_effects[0]); i++)
-		if (setting_effects[i].offset == row->offset)
-			setting_effects[i].apply(v);
-}
-
 /* Redis's error for a value outside a yes/no or named setting's choices
  * (ROW's names; none for a yes/no setting); returns -EINVAL. */
-static int bad_choice(const struct setting *row, char *err, size_t errlen)
+static int bad_choice(const struct schema_entry *row, char *err, size_t errlen)
 {
-	if (!row->names || row->names == yesno_names) {
+	if (row->type == SCHEMA_BOOL) {
 		snprintf(
 			err, errlen,
 			"CONFIG SET failed (possibly related to argument '%s') - argument must be 'yes' or 'no'",
@@ -800,9 +479,7 @@ static int bad_choice(const struct setting *row, char *err, size_t errlen)
 		"CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: ",
 		row->name);
 	/* Redis lists some choices in its own enum order, not ours */
-	const char *const *shown = row->names == policy_names	     ? policy_names_redis_order
-				   : row->names == appendfsync_names ? appendfsync_names_redis_order
-								     : row->names;
+	const char *const *shown = row->names_redis_order ? row->names_redis_order : row->names;
 	for (int i = 0; shown[i]; i++) {
 		size_t used = strlen(err);
 		snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", shown[i]);
@@ -813,7 +490,8 @@ static int bad_choice(const struct setting *row, char *err, size_t errlen)
 /* CONFIG SET dir: Redis's setConfigDirOption, chdir at once (main does it
  * at start-up, after every setting is read). Keeps the absolute path, so
  * a rollback (cmd_config.c) or a later relative value stays right. */
-static int set_dir(struct settings *s, const struct setting *row, const char *value, char *err, size_t errlen)
+static int set_dir(struct settings *s, const struct schema_entry *row, const char *value, char *err,
+		   size_t errlen)
 {
 	char cwd[PATH_MAX];
 	if (chdir(value) < 0 || !getcwd(cwd, sizeof(cwd))) {
@@ -828,56 +506,53 @@ static int set_dir(struct settings *s, const struct setting *row, const char *va
 	return 0;
 }
 
-int settings_set(struct settings *s, const char *name, const char *value, bool starting, char *err,
-		 size_t errlen)
+/* settings_set of zarisd's own setting ROW; EFFECTS: pass the new value
+ * to its apply hook (not while settings_init fills in the defaults). */
+static int set_value(struct settings *s, const struct schema_entry *row, const char *value, bool starting,
+		     bool effects, char *err, size_t errlen)
 {
-	const struct setting *row = setting_find(name);
-	if (!row) {
-		snprintf(err, errlen, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
-		return -ENOENT;
-	}
-	if ((row->flags & SF_IMMUTABLE) && !starting) {
-		snprintf(err, errlen,
-			 "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
-			 row->name);
-		return -EPERM;
-	}
-	if (row->flags & SF_REDIS)
-		return redis_set(s, row, value, starting, err, errlen);
-	if ((row->flags & SF_BASENAME) && (strchr(value, '/') || strchr(value, '\\'))) {
+	const struct setting_binding *b = binding_of(row);
+	if ((row->flags & SCHEMA_F_BASENAME) && (strchr(value, '/') || strchr(value, '\\'))) {
 		snprintf(
 			err, errlen,
 			"CONFIG SET failed (possibly related to argument '%s') - %s can't be a path, just a filename",
 			row->name, row->name);
 		return -EINVAL;
 	}
-	if ((row->flags & SF_CHDIR) && !starting)
+	if ((row->flags & SCHEMA_F_CHDIR) && !starting)
 		return set_dir(s, row, value, err, errlen);
 	long long ll;
 	unsigned long long ull;
-	int iv;
-	switch (row->kind) {
-	case SK_INT:
-	case SK_LL:
-	case SK_PLAIN_INT:
-		if (row->names) {
-			iv = parse_enum(row, value);
-			if (iv < 0)
-				return bad_choice(row, err, errlen);
-			ll = iv;
-		} else if (!zr_str_to_ll(value, strlen(value), &ll)) {
-			goto bad_value;
-		}
-		if (ll < row->min || ll > row->max)
-			return out_of_range(row, err, errlen);
-		if (row->kind == SK_INT)
-			atomic_store_explicit((_Atomic int *)field(s, row), (int)ll, memory_order_relaxed);
-		else if (row->kind == SK_LL)
-			atomic_store_explicit((_Atomic long long *)field(s, row), ll, memory_order_relaxed);
-		else
-			*(int *)field(s, row) = (int)ll;
+	switch (b->store) {
+	case ST_SPECIAL:
+		return b->parse(s, row, value, err, errlen);
+	case ST_STRING:
+		pthread_mutex_lock(&s->lock);
+		zr_free(*(char **)field(s, row));
+		*(char **)field(s, row) = zr_strdup(value);
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	case ST_PLAIN_STRING:
+		zr_free(*(char **)field(s, row));
+		*(char **)field(s, row) = zr_strdup(value);
+		return 0;
+	case ST_NONE: /* SCHEMA_F_REDIS entries only (redis_set) */
+		return 0;
+	case ST_INT:
+	case ST_LL:
+	case ST_PLAIN_INT:
 		break;
-	case SK_MEMORY:
+	}
+	switch (row->type) {
+	case SCHEMA_BOOL:
+		if ((ll = parse_bool(value)) < 0)
+			return bad_choice(row, err, errlen);
+		break;
+	case SCHEMA_ENUM:
+		if ((ll = parse_enum(row, value)) < 0)
+			return bad_choice(row, err, errlen);
+		break;
+	case SCHEMA_MEMORY:
 		if (!zr_parse_memory(value, &ull)) {
 			snprintf(
 				err, errlen,
@@ -887,102 +562,95 @@ int settings_set(struct settings *s, const char *name, const char *value, bool s
 		}
 		if (ull > (unsigned long long)row->max || (long long)ull < row->min)
 			return out_of_range(row, err, errlen);
-		atomic_store_explicit((_Atomic long long *)field(s, row), (long long)ull,
-				      memory_order_relaxed);
+		ll = (long long)ull;
 		break;
-	case SK_BOOL:
-		iv = parse_bool(value);
-		if (iv < 0)
-			return bad_choice(row, err, errlen);
-		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
-		apply_effect(row, iv);
-		break;
-	case SK_ENUM:
-		iv = parse_enum(row, value);
-		if (iv < 0)
-			return bad_choice(row, err, errlen);
-		atomic_store_explicit((_Atomic int *)field(s, row), iv, memory_order_relaxed);
-		apply_effect(row, iv);
-		break;
-	case SK_STRING:
-		pthread_mutex_lock(&s->lock);
-		zr_free(*(char **)field(s, row));
-		*(char **)field(s, row) = zr_strdup(value);
-		pthread_mutex_unlock(&s->lock);
-		break;
-	case SK_PLAIN_STRING:
-		zr_free(*(char **)field(s, row));
-		*(char **)field(s, row) = zr_strdup(value);
-		break;
-	case SK_SPECIAL:
-		return row->parse(s, row, value, err, errlen);
-	case SK_UMEMORY: /* SF_REDIS rows only (redis_set) */
+	default: /* SCHEMA_INT */
+		if (!zr_str_to_ll(value, strlen(value), &ll))
+			return bad_integer(row, err, errlen);
+		if (ll < row->min || ll > row->max)
+			return out_of_range(row, err, errlen);
 		break;
 	}
+	if (b->store == ST_INT)
+		atomic_store_explicit((_Atomic int *)field(s, row), (int)ll, memory_order_relaxed);
+	else if (b->store == ST_LL)
+		atomic_store_explicit((_Atomic long long *)field(s, row), ll, memory_order_relaxed);
+	else
+		*(int *)field(s, row) = (int)ll;
+	if (effects && b->apply)
+		b->apply((int)ll);
 	return 0;
-bad_value:
-	return bad_integer(row, err, errlen);
 }
 
-static void setting_show(struct settings *s, const struct setting *row, char *buf, size_t size)
+int settings_set(struct settings *s, const char *name, const char *value, bool starting, char *err,
+		 size_t errlen)
 {
-	if (row->flags & SF_REDIS) {
+	const struct schema_entry *row = schema_find(name);
+	if (!row) {
+		snprintf(err, errlen, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
+		return -ENOENT;
+	}
+	if ((row->flags & SCHEMA_F_IMMUTABLE) && !starting) {
+		snprintf(err, errlen,
+			 "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+			 row->name);
+		return -EPERM;
+	}
+	if (row->flags & SCHEMA_F_REDIS)
+		return redis_set(s, row, value, starting, err, errlen);
+	return set_value(s, row, value, starting, true, err, errlen);
+}
+
+static void setting_show(struct settings *s, const struct schema_entry *row, char *buf, size_t size)
+{
+	const struct setting_binding *b = binding_of(row);
+	if (!b) {
 		pthread_mutex_lock(&s->lock);
 		snprintf(buf, size, "%s", s->redis_only[redis_slot(row)]);
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
-	switch (row->kind) {
-	case SK_UMEMORY: /* SF_REDIS rows only */
-		break;
-	case SK_INT:
-		snprintf(buf, size, "%d",
-			 atomic_load_explicit((_Atomic int *)field(s, row), memory_order_relaxed));
-		break;
-	case SK_LL:
-	case SK_MEMORY:
-		snprintf(buf, size, "%lld",
-			 atomic_load_explicit((_Atomic long long *)field(s, row), memory_order_relaxed));
-		break;
-	case SK_BOOL:
-		snprintf(buf, size, "%s",
-			 atomic_load_explicit((_Atomic int *)field(s, row), memory_order_relaxed) ? "yes"
-												  : "no");
-		break;
-	case SK_ENUM:
-		snprintf(
-			buf, size, "%s",
-			row->names[atomic_load_explicit((_Atomic int *)field(s, row), memory_order_relaxed)]);
-		break;
-	case SK_PLAIN_INT:
-		if (row->names)
-			snprintf(buf, size, "%s", row->names[*(int *)field(s, row)]);
-		else
-			snprintf(buf, size, "%d", *(int *)field(s, row));
-		break;
-	case SK_STRING:
-		if ((row->flags & SF_CHDIR) && getcwd(buf, size))
-			break; /* Redis shows the working directory itself */
+	long long v = 0;
+	switch (b->store) {
+	case ST_NONE:
+		return;
+	case ST_SPECIAL:
+		b->show(s, buf, size);
+		return;
+	case ST_STRING:
+		if ((row->flags & SCHEMA_F_CHDIR) && getcwd(buf, size))
+			return; /* Redis shows the working directory itself */
 		pthread_mutex_lock(&s->lock);
 		snprintf(buf, size, "%s", *(char **)field(s, row));
 		pthread_mutex_unlock(&s->lock);
-		break;
-	case SK_PLAIN_STRING:
+		return;
+	case ST_PLAIN_STRING:
 		snprintf(buf, size, "%s", *(char **)field(s, row));
+		return;
+	case ST_INT:
+		v = atomic_load_explicit((_Atomic int *)field(s, row), memory_order_relaxed);
 		break;
-	case SK_SPECIAL:
-		row->show(s, buf, size);
+	case ST_LL:
+		v = atomic_load_explicit((_Atomic long long *)field(s, row), memory_order_relaxed);
+		break;
+	case ST_PLAIN_INT:
+		v = *(int *)field(s, row);
 		break;
 	}
+	if (row->type == SCHEMA_BOOL)
+		snprintf(buf, size, "%s", v ? "yes" : "no");
+	else if (row->type == SCHEMA_ENUM)
+		snprintf(buf, size, "%s", row->names[v]);
+	else
+		snprintf(buf, size, "%lld", v);
 }
-
 void settings_get(struct settings *s, const char *pattern, settings_visit_fn fn, void *ctx)
 {
 	char value[1024];
-	for (size_t i = 0; i < SETTING_COUNT; i++) {
-		const struct setting *row = &setting_rows[i];
+	for (size_t i = 0; i < schema_count; i++) {
+		const struct schema_entry *row = &schema_table[i];
 		/* as Redis, a hidden setting answers only its exact name */
-		if ((row->flags & SF_HIDDEN) && strpbrk(pattern, "*?["))
+		if ((row->flags & SCHEMA_F_HIDDEN) && strpbrk(pattern, "*?["))
 			continue;
 		if (!zr_glob_match(pattern, strlen(pattern), row->name, strlen(row->name), true))
 			continue;
@@ -1014,38 +682,20 @@ bool settings_requirepass_check(struct settings *s, const char *pw, size_t len)
 
 void settings_print_help(FILE *f)
 {
-	for (size_t i = 0; i < SETTING_COUNT; i++) {
-		const struct setting *row = &setting_rows[i];
+	for (size_t i = 0; i < schema_count; i++) {
+		const struct schema_entry *row = &schema_table[i];
 		fprintf(f, "  --%-28s %s%s\n", row->name, row->help,
-			(row->flags & SF_IMMUTABLE) ? "" : " (CONFIG SET)");
+			(row->flags & SCHEMA_F_IMMUTABLE) ? "" : " (CONFIG SET)");
 	}
 }
 
 /* --- persistence: save rules ------------------------------------------------------ */
 
 /* "<seconds> <changes>" pairs, or "" for none (Redis's format). */
-static int parse_save(struct settings *s, const struct setting *row, const char *v, char *err, size_t errlen)
+static int parse_save(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+		      size_t errlen)
 {
-	(void)row;
-	int n = 0;
-	const char *p = v;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		char *end;
-		long long x = strtoll(p, &end, 10);
-		if (end == p || x < 0 || (*end && *end != ' ')) {
-			snprintf(
-				err, errlen,
-				"CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
-			return -EINVAL;
-		}
-		p = end;
-		n++;
-	}
-	if (n % 2) {
+	if (!row->check(v)) {
 		snprintf(err, errlen,
 			 "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
 		return -EINVAL;
@@ -1064,10 +714,10 @@ static void show_save(struct settings *s, char *buf, size_t size)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* --- Redis's other settings (SF_REDIS rows) ------------------------------------------ */
+/* --- Redis's other settings (SCHEMA_F_REDIS entries) ------------------------------------------ */
 
 /* Redis's "CONFIG SET failed ..." prefix around WHAT; -EINVAL. */
-static int redis_error(const struct setting *row, const char *what, char *err, size_t errlen)
+static int redis_error(const struct schema_entry *row, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "CONFIG SET failed (possibly related to argument '%s') - %s", row->name, what);
 	return -EINVAL;
@@ -1097,8 +747,8 @@ static int split_words(const char *v, char **buf, char **words, int max)
 /* Redis's maxmemory-clients: a memory value, or N% (0..100) of maxmemory,
  * kept as -N and shown as "N%" (so a memory value past 2^63 - 1 reads as
  * a percentage, as in Redis). */
-static int canon_percent_memory(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-				size_t errlen)
+static int canon_percent_memory(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+				char *err, size_t errlen)
 {
 	unsigned long long ull;
 	long long ll;
@@ -1120,7 +770,7 @@ static int canon_percent_memory(const struct setting *row, const char *v, char *
 
 /* Redis's repl-backlog-size: a memory value from 1, then held to at
  * least 16kb (its resizeReplicationBacklog). */
-static int canon_backlog(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_backlog(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			 size_t errlen)
 {
 	unsigned long long ull;
@@ -1134,7 +784,7 @@ static int canon_backlog(const struct setting *row, const char *v, char *out, si
 }
 
 /* Redis's unixsocketperm: octal, 0 to 0777, shown in octal. */
-static int canon_octal(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_octal(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 		       size_t errlen)
 {
 	char *end;
@@ -1150,7 +800,7 @@ static int canon_octal(const struct setting *row, const char *v, char *out, size
 
 /* Redis's oom-score-adj: "relative" is "yes" (one value, shown by its
  * first name). */
-static int canon_oom_adj(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_oom_adj(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			 size_t errlen)
 {
 	int i = parse_enum(row, v);
@@ -1162,7 +812,7 @@ static int canon_oom_adj(const struct setting *row, const char *v, char *out, si
 
 /* Redis's shutdown-on-sigint / -sigterm: flags (save nosave now force),
  * several words OR-ed, "default" none; shown in that order. */
-static int canon_shutdown(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_shutdown(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			  size_t errlen)
 {
 	char *buf, *words[64];
@@ -1194,8 +844,8 @@ static int canon_shutdown(const struct setting *row, const char *v, char *out, s
 
 /* Redis's oom-score-adj-values: three integers from -2000 to 2000 (strtoll:
  * an empty word is 0). */
-static int canon_oom_values(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			    size_t errlen)
+static int canon_oom_values(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			    char *err, size_t errlen)
 {
 	char *buf, *words[4];
 	int n = split_words(v, &buf, words, 4);
@@ -1234,8 +884,8 @@ static bool redis_string2d(const char *v, double *d)
 
 /* Redis's latency-tracking-info-percentiles: numbers from 0 to 100 ("" for
  * none), shown as "%f" without trailing zeros. */
-static int canon_percentiles(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			     size_t errlen)
+static int canon_percentiles(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			     char *err, size_t errlen)
 {
 	char *buf, **words = zr_malloc(sizeof(char *) * (strlen(v) + 1));
 	int n = split_words(v, &buf, words, (int)strlen(v) + 1), r = 0;
@@ -1274,7 +924,7 @@ static int canon_percentiles(const struct setting *row, const char *v, char *out
 
 /* Redis's replicaof / slaveof "<host> <port>" or "no one" (start-up only):
  * zarisd replicates from nobody, so only "no one" is taken. */
-static int canon_replicaof(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_replicaof(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			   size_t errlen)
 {
 	char *buf, *words[3];
@@ -1290,7 +940,7 @@ static int canon_replicaof(const struct setting *row, const char *v, char *out, 
 }
 
 /* Redis's isValidAnnouncedHostname. */
-static int canon_hostname(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
+static int canon_hostname(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			  size_t errlen)
 {
 	if (strlen(v) >= 256)
@@ -1306,8 +956,8 @@ static int canon_hostname(const struct setting *row, const char *v, char *out, s
 
 /* Redis's validateProcTitleTemplate: every {variable} known ({{ is a
  * brace), and the title it gives for an empty {title} not empty. */
-static int canon_proc_title(const struct setting *row, const char *v, char *out, size_t outlen, char *err,
-			    size_t errlen)
+static int canon_proc_title(const struct schema_entry *row, const char *v, char *out, size_t outlen,
+			    char *err, size_t errlen)
 {
 	/* what each variable gives with zarisd's defaults: empty or not */
 	static const struct {
@@ -1353,46 +1003,49 @@ bad:
 
 /* V as CONFIG GET shows ROW's value, after Redis's checks; 0 with a heap
  * string in *OUT, or -EINVAL with Redis's text in ERR. */
-static int redis_canon(const struct setting *row, const char *v, char **out, char *err, size_t errlen)
+static int redis_canon(const struct schema_entry *row, const char *v, char **out, char *err, size_t errlen)
 {
 	char buf[4096];
 	long long ll;
 	unsigned long long ull;
 	int i;
-	switch (row->kind) {
-	case SK_BOOL:
+	setting_canon_fn canon = canon_of(row);
+	if (canon) {
+		if ((i = canon(row, v, buf, sizeof(buf), err, errlen)) < 0)
+			return i;
+		*out = zr_strdup(buf);
+		return 0;
+	}
+	switch (row->type) {
+	case SCHEMA_BOOL:
 		if ((i = parse_bool(v)) < 0)
 			return bad_choice(row, err, errlen);
 		snprintf(buf, sizeof(buf), "%s", i ? "yes" : "no");
 		break;
-	case SK_ENUM:
+	case SCHEMA_ENUM:
 		if ((i = parse_enum(row, v)) < 0)
 			return bad_choice(row, err, errlen);
 		snprintf(buf, sizeof(buf), "%s", row->names[i]);
 		break;
-	case SK_LL:
+	case SCHEMA_INT:
 		if (!zr_str_to_ll(v, strlen(v), &ll))
 			return bad_integer(row, err, errlen);
 		if (ll < row->min || ll > row->max)
 			return out_of_range(row, err, errlen);
 		snprintf(buf, sizeof(buf), "%lld", ll);
 		break;
-	case SK_MEMORY:
-	case SK_UMEMORY:
+	case SCHEMA_MEMORY:
+	case SCHEMA_UMEMORY:
 		if (!zr_parse_memory(v, &ull))
 			return redis_error(row, "argument must be a memory value", err, errlen);
-		if (row->kind == SK_MEMORY &&
+		if (row->type == SCHEMA_MEMORY &&
 		    (ull > (unsigned long long)row->max || (long long)ull < row->min))
 			return out_of_range(row, err, errlen);
 		snprintf(buf, sizeof(buf), "%llu", ull);
 		break;
-	case SK_STRING:
+	case SCHEMA_STRING:
 		*out = zr_strdup(v);
 		return 0;
-	case SK_SPECIAL:
-		if ((i = row->canon(row, v, buf, sizeof(buf), err, errlen)) < 0)
-			return i;
-		break;
 	default:
 		return redis_error(row, "unsupported", err, errlen); /* no other kind in the table */
 	}
@@ -1400,11 +1053,11 @@ static int redis_canon(const struct setting *row, const char *v, char **out, cha
 	return 0;
 }
 
-/* settings_set of an SF_REDIS row. A value Redis would take is kept; a
+/* settings_set of a SCHEMA_F_REDIS entry. A value Redis would take is kept; a
  * setting for a feature zarisd lacks (REFUSE) takes only its default, and
  * so does a start-up-only setting at start-up, so that zarisd is never
  * started believing it runs e.g. daemonized or in cluster mode. */
-static int redis_set(struct settings *s, const struct setting *row, const char *value, bool starting,
+static int redis_set(struct settings *s, const struct schema_entry *row, const char *value, bool starting,
 		     char *err, size_t errlen)
 {
 	char *text = NULL;
@@ -1412,12 +1065,12 @@ static int redis_set(struct settings *s, const struct setting *row, const char *
 	if (r < 0)
 		return r;
 	size_t slot = redis_slot(row);
-	const char *def = setting_rows[slot].def;
+	const char *def = schema_table[slot].def;
 	if (strcmp(text, def) && row->refuse) {
 		zr_free(text);
 		return redis_error(row, row->refuse, err, errlen);
 	}
-	if (strcmp(text, def) && starting && (row->flags & SF_IMMUTABLE)) {
+	if (strcmp(text, def) && starting && (row->flags & SCHEMA_F_IMMUTABLE)) {
 		snprintf(err, errlen,
 			 "'%s' is taken for Redis compatibility only: zarisd runs with its default '%s'",
 			 row->name, def);

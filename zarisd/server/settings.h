@@ -1,7 +1,10 @@
-/* settings — zarisd's configuration values and the one table that names
- * them. The same names serve command-line flags (--maxmemory 64mb), the
- * cluster file (config/ loader, through settings_set), CONFIG GET / SET and
- * INFO; they are Redis's names where Redis has the setting.
+/* settings — zarisd's configuration values. What each setting is (its
+ * name, Redis's where Redis has it, type, range, choices, default, whether
+ * CONFIG SET may change it) is config/schema.h, the table the cluster-file
+ * loader reads too; this module keeps the live values, binds each schema
+ * entry to its field and side effects, and serves command-line flags
+ * (--maxmemory 64mb), the cluster file's keys (through settings_set),
+ * CONFIG GET / SET and INFO.
  *
  * Values that CONFIG SET may change while workers run are relaxed atomics
  * (each is read on its own; no two need to change together). Strings that
@@ -18,7 +21,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define SETTINGS_MAX_CORES 256
+#include "config/schema.h"
+
+#define SETTINGS_MAX_CORES SCHEMA_MAX_CORES
 
 /* Redis's protected-command settings (enable-debug-command): who may run
  * the command. */

@@ -1,0 +1,255 @@
+/* info — see info.h. The per-worker counters (stats.h) have one writer
+ * each; everything here reads them through their relaxed atomics.
+ */
+#include "zarisd/server/info.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/stats.h"
+#include "zarisd/server/textbuf.h"
+#include "zarisd/store/store.h"
+
+/* --- per-worker counters by index -------------------------------------------- */
+
+const char *const info_stat_name[INFO_STAT_COUNT] = {
+#define STAT_NAME(name) #name,
+	WORKER_STATS_FIELDS(STAT_NAME)
+#undef STAT_NAME
+};
+
+static const size_t stat_field_off[INFO_STAT_COUNT] = {
+#define STAT_OFF(name) offsetof(struct worker_stats, name),
+	WORKER_STATS_FIELDS(STAT_OFF)
+#undef STAT_OFF
+};
+
+static uint64_t stat_read(const struct worker_stats *ws, int f)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)((char *)ws + stat_field_off[f]),
+				    memory_order_relaxed);
+}
+
+/* --- RESETSTAT baselines -------------------------------------------------------- */
+
+static pthread_mutex_t base_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the two arrays below */
+static uint64_t *base_fields;		  /* [nworkers * INFO_STAT_COUNT], NULL = never reset */
+static struct info_cmd_counts *base_cmds; /* [base_ncmds], summed over workers */
+static unsigned base_ncmds;
+
+/* Worker W's counter F minus its baseline (gauges are never rebased). */
+void info_worker_counters(struct server *srv, unsigned w, uint64_t out[INFO_STAT_COUNT])
+{
+	for (int f = 0; f < INFO_STAT_COUNT; f++)
+		out[f] = stat_read(srv->wstats[w], f);
+	pthread_mutex_lock(&base_lock);
+	if (base_fields)
+		for (int f = 0; f < INFO_STAT_COUNT; f++)
+			if (f != INFO_STAT_connected_clients) {
+				uint64_t b = base_fields[w * INFO_STAT_COUNT + f];
+				out[f] = out[f] > b ? out[f] - b : 0;
+			}
+	pthread_mutex_unlock(&base_lock);
+}
+
+void info_total_counters(struct server *srv, uint64_t out[INFO_STAT_COUNT])
+{
+	memset(out, 0, sizeof(uint64_t) * INFO_STAT_COUNT);
+	for (unsigned w = 0; w < srv->nworkers; w++) {
+		uint64_t one[INFO_STAT_COUNT];
+		info_worker_counters(srv, w, one);
+		for (int f = 0; f < INFO_STAT_COUNT; f++)
+			out[f] += one[f];
+	}
+}
+
+static void cmd_counters_raw(struct server *srv, unsigned id, struct info_cmd_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned w = 0; w < srv->nworkers; w++) {
+		const struct cmd_stat *cs = srv->wstats[w]->cmd ? &srv->wstats[w]->cmd[id] : NULL;
+		if (!cs)
+			continue;
+		out->calls += atomic_load_explicit(&cs->calls, memory_order_relaxed);
+		out->usec += atomic_load_explicit(&cs->usec, memory_order_relaxed);
+		out->rejected_calls += atomic_load_explicit(&cs->rejected_calls, memory_order_relaxed);
+		out->failed_calls += atomic_load_explicit(&cs->failed_calls, memory_order_relaxed);
+	}
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+void info_cmd_counters(struct server *srv, unsigned id, struct info_cmd_counts *out)
+{
+	cmd_counters_raw(srv, id, out);
+	pthread_mutex_lock(&base_lock);
+	if (base_cmds && id < base_ncmds) {
+		out->calls = sub0(out->calls, base_cmds[id].calls);
+		out->usec = sub0(out->usec, base_cmds[id].usec);
+		out->rejected_calls = sub0(out->rejected_calls, base_cmds[id].rejected_calls);
+		out->failed_calls = sub0(out->failed_calls, base_cmds[id].failed_calls);
+	}
+	pthread_mutex_unlock(&base_lock);
+}
+
+/* --- error codes ----------------------------------------------------------------- */
+
+#define ERRORSTAT_MAX 128
+#define ERRORSTAT_CODE_MAX 32
+
+struct errorstat {
+	char code[ERRORSTAT_CODE_MAX];
+	uint64_t count;
+};
+
+static pthread_mutex_t errorstat_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the table below */
+static struct errorstat errorstats[ERRORSTAT_MAX];
+static int errorstat_count;
+
+void info_count_error(const char *msg, size_t len)
+{
+	size_t n = 0;
+	while (n < len && msg[n] != ' ' && n < ERRORSTAT_CODE_MAX - 1)
+		n++;
+	pthread_mutex_lock(&errorstat_lock);
+	for (int i = 0; i < errorstat_count; i++)
+		if (strlen(errorstats[i].code) == n && !memcmp(errorstats[i].code, msg, n)) {
+			errorstats[i].count++;
+			goto out;
+		}
+	if (errorstat_count < ERRORSTAT_MAX) {
+		memcpy(errorstats[errorstat_count].code, msg, n);
+		errorstats[errorstat_count].code[n] = '\0';
+		errorstats[errorstat_count++].count = 1;
+	}
+out:
+	pthread_mutex_unlock(&errorstat_lock);
+}
+
+void info_reset_stats(struct server *srv, unsigned ncmds)
+{
+	uint64_t *fields = zr_calloc((size_t)srv->nworkers * INFO_STAT_COUNT, sizeof(uint64_t));
+	struct info_cmd_counts *cmds = zr_calloc(ncmds ? ncmds : 1, sizeof(*cmds));
+	for (unsigned w = 0; w < srv->nworkers; w++)
+		for (int f = 0; f < INFO_STAT_COUNT; f++)
+			fields[w * INFO_STAT_COUNT + f] = stat_read(srv->wstats[w], f);
+	for (unsigned id = 0; id < ncmds; id++)
+		cmd_counters_raw(srv, id, &cmds[id]);
+	pthread_mutex_lock(&base_lock);
+	uint64_t *old_fields = base_fields;
+	struct info_cmd_counts *old_cmds = base_cmds;
+	base_fields = fields;
+	base_cmds = cmds;
+	base_ncmds = ncmds;
+	pthread_mutex_unlock(&base_lock);
+	zr_free(old_fields);
+	zr_free(old_cmds);
+
+	pthread_mutex_lock(&errorstat_lock);
+	errorstat_count = 0;
+	pthread_mutex_unlock(&errorstat_lock);
+	store_reset_stats(srv->store);
+	atomic_store_explicit(&srv->stat_reset_ms, (uint64_t)zr_time_ms(), memory_order_relaxed);
+}
+
+/* --- instantaneous rates ------------------------------------------------------------ */
+
+#define RATE_SAMPLES 16
+#define RATE_PERIOD_MS 100
+
+/* One metric's recent per-second rates; written by the sampling thread only,
+ * the average published through a relaxed atomic for INFO readers. */
+struct rate {
+	uint64_t last_value;
+	uint64_t samples[RATE_SAMPLES];
+	int idx;
+	_Atomic uint64_t avg; /* per second */
+};
+
+struct sampler {
+	int64_t last_ms;
+	unsigned nworkers;
+	struct rate total[INFO_RATE_COUNT];
+	struct rate *per_worker; /* [nworkers], ops only */
+};
+
+/* Published once by the sampling thread (release) and read by INFO on any
+ * worker (acquire), so the readers see the initialised structure. */
+static _Atomic(struct sampler *) sampler;
+
+static void rate_add(struct rate *r, uint64_t value, int64_t dt_ms)
+{
+	uint64_t delta = value >= r->last_value ? value - r->last_value : 0;
+	r->last_value = value;
+	r->samples[r->idx] = delta * 1000 / (uint64_t)dt_ms;
+	r->idx = (r->idx + 1) % RATE_SAMPLES;
+	uint64_t sum = 0;
+	for (int i = 0; i < RATE_SAMPLES; i++)
+		sum += r->samples[i];
+	atomic_store_explicit(&r->avg, sum / RATE_SAMPLES, memory_order_relaxed);
+}
+
+void info_sample(struct server *srv)
+{
+	struct sampler *s = atomic_load_explicit(&sampler, memory_order_relaxed);
+	int64_t now = zr_mono_us() / 1000;
+	uint64_t ops = 0, in = 0, out = 0;
+	for (unsigned w = 0; w < srv->nworkers; w++) {
+		ops += stat_read(srv->wstats[w], INFO_STAT_commands_processed);
+		in += stat_read(srv->wstats[w], INFO_STAT_net_input_bytes);
+		out += stat_read(srv->wstats[w], INFO_STAT_net_output_bytes);
+	}
+	if (!s) {
+		s = zr_calloc(1, sizeof(*s));
+		s->nworkers = srv->nworkers;
+		s->per_worker = zr_calloc(srv->nworkers ? srv->nworkers : 1, sizeof(*s->per_worker));
+		s->last_ms = now;
+		s->total[INFO_RATE_OPS].last_value = ops;
+		s->total[INFO_RATE_NET_IN].last_value = in;
+		s->total[INFO_RATE_NET_OUT].last_value = out;
+		for (unsigned w = 0; w < s->nworkers; w++)
+			s->per_worker[w].last_value = stat_read(srv->wstats[w], INFO_STAT_commands_processed);
+		atomic_store_explicit(&sampler, s, memory_order_release);
+		return;
+	}
+	int64_t dt = now - s->last_ms;
+	if (dt < RATE_PERIOD_MS)
+		return;
+	s->last_ms = now;
+	rate_add(&s->total[INFO_RATE_OPS], ops, dt);
+	rate_add(&s->total[INFO_RATE_NET_IN], in, dt);
+	rate_add(&s->total[INFO_RATE_NET_OUT], out, dt);
+	for (unsigned w = 0; w < s->nworkers; w++)
+		rate_add(&s->per_worker[w], stat_read(srv->wstats[w], INFO_STAT_commands_processed), dt);
+}
+
+uint64_t info_rate_total(enum info_rate metric)
+{
+	struct sampler *s = atomic_load_explicit(&sampler, memory_order_acquire);
+	return s ? atomic_load_explicit(&s->total[metric].avg, memory_order_relaxed) : 0;
+}
+
+uint64_t info_rate_worker(unsigned w)
+{
+	struct sampler *s = atomic_load_explicit(&sampler, memory_order_acquire);
+	return s && w < s->nworkers ? atomic_load_explicit(&s->per_worker[w].avg, memory_order_relaxed) : 0;
+}
+
+/* --- the Errorstats section -------------------------------------------------------- */
+
+void info_errorstats_write(struct textbuf *t)
+{
+	pthread_mutex_lock(&errorstat_lock);
+	for (int i = 0; i < errorstat_count; i++)
+		textbuf_printf(t, "errorstat_%s:count=%llu\r\n", errorstats[i].code,
+			       (unsigned long long)errorstats[i].count);
+	pthread_mutex_unlock(&errorstat_lock);
+}
