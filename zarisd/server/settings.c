@@ -178,7 +178,7 @@ static const struct setting setting_rows[] = {
 	  "auto|uring|epoll" },
 	{ "databases", SK_PLAIN_INT, OFF(databases), SF_IMMUTABLE, 1, 1 << 20, NULL, NULL, NULL,
 	  "number of databases" },
-	{ "shard-bits", SK_PLAIN_INT, OFF(shard_bits), SF_IMMUTABLE, 0, 16, NULL, NULL, NULL,
+	{ "shard-bits", SK_PLAIN_INT, OFF(shard_bits), SF_IMMUTABLE, 0, 14, NULL, NULL, NULL,
 	  "log2 of the keyspace shard count" },
 	{ "dir", SK_STRING, OFF(dir), SF_CHDIR, 0, 0, NULL, NULL, NULL, "working directory for data files" },
 	{ "logfile", SK_PLAIN_STRING, OFF(logfile), SF_IMMUTABLE, 0, 0, NULL, NULL, NULL,

@@ -163,6 +163,8 @@ static void dict_swap(struct dict *a, struct dict *b)
 	atomic_store_explicit(&b->keys, ka, memory_order_relaxed);
 	atomic_store_explicit(&a->bytes, bb, memory_order_relaxed);
 	atomic_store_explicit(&b->bytes, ba, memory_order_relaxed);
+	a->slots = b->slots; /* the slot counts go with the keys they count */
+	b->slots = t.slots;
 }
 
 void store_swapdb(struct store *s, unsigned a, unsigned b)
