@@ -25,14 +25,14 @@ static inline uint64_t entry_hash(const struct entry *e)
 static inline void slot_inc(struct dict *d, uint64_t h)
 {
 	if (!d->slots)
-		d->slots = zr_calloc((size_t)d->slot_mask + 1, sizeof(*d->slots));
-	d->slots[(h >> DICT_SLOT_SHIFT) & d->slot_mask]++;
+		d->slots = zr_calloc((size_t)d->live->slot_mask + 1, sizeof(*d->slots));
+	d->slots[(h >> DICT_SLOT_SHIFT) & d->live->slot_mask]++;
 }
 
 /* Counts one key less of H's slot; KEYS is what the dict holds now. */
 static inline void slot_dec(struct dict *d, uint64_t h, uint64_t keys)
 {
-	uint64_t *c = &d->slots[(h >> DICT_SLOT_SHIFT) & d->slot_mask];
+	uint64_t *c = &d->slots[(h >> DICT_SLOT_SHIFT) & d->live->slot_mask];
 	assert(*c > 0);
 	--*c;
 	if (keys == 0)
@@ -44,12 +44,11 @@ static inline void keys_set(struct dict *d, uint64_t n)
 	atomic_store_explicit(&d->keys, n, memory_order_relaxed);
 }
 
-void dict_init(struct dict *d, struct dict_live *live, uint32_t slot_mask)
+void dict_init(struct dict *d, struct dict_live *live)
 {
 	memset(d, 0, sizeof(*d));
 	dict_set_rehash(d, -1);
 	d->live = live;
-	d->slot_mask = slot_mask;
 }
 
 static struct entry **table_alloc(struct dict *d, uint64_t size)

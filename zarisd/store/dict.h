@@ -18,7 +18,7 @@
  * Invariants: size[0] is 0 or a power of two >= DICT_MIN_SIZE; rehash >= 0
  * iff tab[1] != NULL; buckets of tab[0] below `rehash` are empty;
  * vol[i] has a TTL and entry_vidx(vol[i]) == i for every i < nvol;
- * slots[j] is the number of entries whose slot & slot_mask is j (the sum
+ * slots[j] is the number of entries whose slot & live->slot_mask is j (the sum
  * is `keys`), and slots is NULL iff the dict is empty.
  */
 #ifndef ZR_STORE_DICT_H
@@ -43,7 +43,8 @@
 struct dict_live {
 	_Atomic long keys;
 	_Atomic long vols;
-	char pad[64 - 2 * sizeof(long)];
+	uint32_t slot_mask; /* cluster slots of one shard minus one: 2^(14 - shard bits) - 1 */
+	char pad[64 - 2 * sizeof(long) - sizeof(uint32_t)];
 };
 
 struct dict {
@@ -55,11 +56,11 @@ struct dict {
 	_Atomic uint64_t keys;	/* entries in the table */
 	_Atomic int64_t bytes;	/* usable bytes of entries + tables + vol array */
 	struct dict_live *live; /* the database's counters (stays with the slot on SWAPDB) */
-	/* [slot_mask + 1] keys per cluster slot of this shard, indexed by the
-	 * slot's low bits: allocated with the first key, freed with the last,
-	 * so an empty dict holds no memory. Moves with the keys on SWAPDB. */
+	/* [live->slot_mask + 1] keys per cluster slot of this shard, indexed
+	 * by the slot's low bits: allocated with the first key, freed with the
+	 * last, so an empty dict holds no memory. Moves with the keys on
+	 * SWAPDB. */
 	uint64_t *slots;
-	uint32_t slot_mask; /* 2^(14 - shard bits) - 1 */
 };
 
 static inline uint64_t dict_keys(const struct dict *d)
@@ -80,8 +81,8 @@ static inline void dict_bytes_add(struct dict *d, int64_t delta)
 			      memory_order_relaxed);
 }
 
-/* SLOT_MASK: the slots of one shard minus one (store_int.h). */
-void dict_init(struct dict *d, struct dict_live *live, uint32_t slot_mask);
+/* LIVE is the database's (its slot_mask set by store_create). */
+void dict_init(struct dict *d, struct dict_live *live);
 static inline void dict_live_add(_Atomic long *c, long delta)
 {
 	atomic_fetch_add_explicit(c, delta, memory_order_relaxed);
@@ -105,7 +106,7 @@ void dict_unlink(struct dict *d, uint64_t h, struct entry **link);
  * slots, so: the keys of slot SLOT). */
 static inline uint64_t dict_slot_keys(const struct dict *d, unsigned slot)
 {
-	return d->slots ? d->slots[slot & d->slot_mask] : 0;
+	return d->slots ? d->slots[slot & d->live->slot_mask] : 0;
 }
 /* Moves up to N buckets to the new table. */
 void dict_rehash_step(struct dict *d, int n);

@@ -30,13 +30,15 @@ struct store *store_create(unsigned databases, unsigned shard_bits)
 		((uintptr_t)s->shards_alloc + STORE_CACHELINE - 1) & ~(uintptr_t)(STORE_CACHELINE - 1);
 	s->shards = (unsigned char *)base;
 	s->live = zr_calloc(databases, sizeof(*s->live));
+	for (unsigned db = 0; db < databases; db++)
+		s->live[db].slot_mask = (1u << (ZR_KEY_SLOT_BITS - shard_bits)) - 1;
 	uint64_t seed = (uint64_t)zr_mono_us() ^ (uint64_t)(uintptr_t)s;
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
 		zr_lock_init(&sh->lock);
 		sh->rnd = (seed + i) * 0x9E3779B97F4A7C15ULL | 1;
 		for (unsigned db = 0; db < databases; db++)
-			dict_init(&sh->db[db], &s->live[db], (1u << (ZR_KEY_SLOT_BITS - shard_bits)) - 1);
+			dict_init(&sh->db[db], &s->live[db]);
 	}
 	for (int t = 0; t < STORE_TYPE_COUNT; t++)
 		s->ops[t] = store_builtin_types[t];

@@ -268,7 +268,8 @@ void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn 
 /* Deletes every key of DB (or of every database with store_flushall). */
 void store_flushdb(struct store *s, unsigned db);
 void store_flushall(struct store *s);
-/* Exchanges two databases' contents (takes every shard lock, in order). */
+/* Exchanges two databases' contents (takes every shard lock, in order);
+ * one change for store_thread_dirty(), as Redis counts it. */
 void store_swapdb(struct store *s, unsigned a, unsigned b);
 /* Calls FN on one random live key of DB; false when the db is empty. */
 bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
