@@ -16,7 +16,8 @@
 # SET whose new value needed a new block counted the old one's free too,
 # BITFIELD SET / INCRBY counted a write of the value already there
 # (Redis counts a field only when it changed, or the string grew), COPY
-# REPLACE over a key counted two (Redis: one).
+# REPLACE over a key counted two (Redis: one), SWAPDB counted nothing
+# (Redis: one; and so it was not journaled either, journal_keys.t).
 
 import os
 import sys
@@ -193,6 +194,15 @@ GROUPS = [
         flushdb
         flushall
         flushall
+    """),
+    ("swapdb", """
+        swapdb 0 1
+        set w1 v
+        swapdb 0 1
+        swapdb 1 1
+        select 1
+        swapdb 0 1
+        select 0
     """),
 ]
 

@@ -11,6 +11,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/keyiter.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -439,28 +440,17 @@ void cmd_command_list(struct client *c)
 /* --- COMMAND GETKEYS ----------------------------------------------------------------- */
 
 /* Redis 7.0's getKeysUsingKeySpecs: the fixed keys, then the counted
- * ones, into POS (argc entries). Returns their number, or -1 when a spec
- * does not fit ARGV. */
+ * ones (keyiter.h), into POS (argc entries). Returns their number, or -1
+ * when a spec does not fit ARGV. */
 static int keys_by_specs(const struct command *cmd, const struct resp_arg *argv, int argc, int *pos)
 {
+	struct keyiter it;
+	keyiter_init(&it, cmd, argv, argc);
+	if (!it.fits)
+		return -1;
 	int n = 0;
-	if (cmd->first_key > 0) {
-		int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-		int step = cmd->key_step > 0 ? cmd->key_step : 1;
-		if (last >= argc)
-			last = argc - 1;
-		if (cmd->first_key > last)
-			return -1;
-		for (int i = cmd->first_key; i <= last; i += step)
-			pos[n++] = i;
-	}
-	if (cmd->keynum_index > 0) {
-		int first, last;
-		if (!command_keynum_range(cmd, argv, argc, &first, &last))
-			return -1;
-		for (int i = first; i <= last; i += cmd->keynum_step > 0 ? cmd->keynum_step : 1)
-			pos[n++] = i;
-	}
+	for (int i; (i = keyiter_next(&it)) >= 0;)
+		pos[n++] = i;
 	return n;
 }
 

@@ -1,4 +1,4 @@
-/* cmd_server — TIME, LASTSAVE, DEBUG (SLEEP, OBJECT, PROTOCOL, LOG, HELP),
+/* cmd_server — TIME, LASTSAVE, DEBUG (SLEEP, OBJECT, PROTOCOL, LOG, JOURNAL-STALL, KEYSLOT-SHARD, HELP),
  * SLOWLOG GET/LEN/RESET/HELP, LATENCY LATEST/HISTORY/RESET/DOCTOR/HELP and
  * SHUTDOWN. The slow log and the latency monitor keep their own state
  * (slowlog.h, latency.h); these handlers only parse and reply.
@@ -182,6 +182,27 @@ static void debug_journal_stall(struct client *c)
 		reply_ok(&c->out);
 }
 
+/* DEBUG KEYSLOT-SHARD <key> (zarisd only): [the key's cluster slot, the
+ * shard that holds it, the keys of the client's database in that slot].
+ * The count takes the shard's lock, which EXEC may already hold for
+ * another queued command of that shard: refused inside a transaction. */
+static void debug_keyslot_shard(struct client *c)
+{
+	if (c->flags & CLIENT_IN_EXEC) {
+		reply_error(&c->out, "ERR DEBUG KEYSLOT-SHARD is not allowed inside a transaction");
+		return;
+	}
+	struct store *st = c->srv->store;
+	size_t klen;
+	const char *key = cmd_arg(c, 2, &klen);
+	uint64_t h = store_hash(key, klen);
+	unsigned slot = store_slot_of_hash(h);
+	reply_array(&c->out, 3);
+	reply_long(&c->out, slot);
+	reply_long(&c->out, store_shard_of_hash(st, h));
+	reply_long(&c->out, (long long)store_slot_count(st, c->db, slot));
+}
+
 static void debug_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -198,6 +219,9 @@ static void debug_help(struct client *c)
 		"JOURNAL-STALL <ms> [<limit>]",
 		"    Make the append-only log writer sleep <ms> before its next write (a slow",
 		"    disk); <limit> > 0 sets the log buffer bound in bytes (zarisd only).",
+		"KEYSLOT-SHARD <key>",
+		"    Return the key's cluster slot, the shard holding it and the number of",
+		"    keys of the database in that slot (zarisd only).",
 		NULL,
 	};
 	cmd_reply_help(c, help);
@@ -213,6 +237,8 @@ void cmd_debug(struct client *c)
 		debug_object(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "protocol"))
 		debug_protocol(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "keyslot-shard"))
+		debug_keyslot_shard(c);
 	else if ((c->argc == 3 || c->argc == 4) && cmd_arg_is(c, 1, "journal-stall"))
 		debug_journal_stall(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "log")) {

@@ -12,6 +12,7 @@
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/keyiter.h"
 #include "zarisd/server/info.h"
 #include "zarisd/server/latency.h"
 #include "zarisd/commands/multi.h"
@@ -93,34 +94,20 @@ static inline unsigned key_shard(struct client *c, int i, bool memo)
 	return store_shard_of_hash(c->srv->store, h);
 }
 
-/* Collects the shard indexes of the row's keys: the fixed first..last
- * ones, then those a count argument names (command.h keynum_*; when the
- * count is not valid the handler replies the error and touches no key, so
- * none of them is locked). Returns the count. *OUT is STACK or, when that
- * was too small, a heap array (caller frees). */
+/* Collects the shard indexes of the row's keys (keyiter.h: the fixed ones,
+ * then those a count argument names; when the count is not valid the
+ * handler replies the error and touches no key, so none of them is
+ * locked). Returns the count. *OUT is STACK or, when that was too small, a
+ * heap array (caller frees). */
 static int collect_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
-	int first = cmd->first_key, last = -1;
-	if (first > 0) {
-		last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
-		if (last >= c->argc)
-			last = c->argc - 1;
-	}
-	int step = cmd->key_step > 0 ? cmd->key_step : 1;
-	int kfirst = 0, klast = -1;
-	if (cmd->keynum_index > 0)
-		command_keynum_range(cmd, c->argv, c->argc, &kfirst, &klast);
-	int kstep = cmd->keynum_step > 0 ? cmd->keynum_step : 1;
-	int n = (last >= first ? (last - first) / step + 1 : 0) +
-		(klast >= kfirst ? (klast - kfirst) / kstep + 1 : 0);
+	struct keyiter it;
+	keyiter_init(&it, cmd, c->argv, c->argc);
+	int n = keyiter_count(&it);
 	unsigned *shards = n <= DISPATCH_STACK_SHARDS ? stack : zr_malloc(sizeof(unsigned) * (size_t)n);
 	int k = 0;
-	for (int i = first; i <= last; i += step)
-		shards[k++] = key_shard(c, i, i == first);
-	for (int i = kfirst; i <= klast; i += kstep) {
-		bool memo = k == 0;
-		shards[k++] = key_shard(c, i, memo);
-	}
+	for (int i; (i = keyiter_next(&it)) >= 0; k++)
+		shards[k] = key_shard(c, i, k == 0);
 	*out = shards;
 	return store_shards_normalize(shards, k);
 }
@@ -330,13 +317,13 @@ static inline bool disk_ok(struct client *c, const struct command *cmd)
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
 	*out = NULL;
-	if ((cmd->first_key <= 0 && cmd->keynum_index <= 0) || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB)))
+	if (!keyiter_locks(cmd))
 		return 0;
 	/* the common single-key row (GET, SET, INCR ...): what collect_shards
 	 * gives for it, without the ranges and the sort */
-	if (cmd->first_key > 0 && cmd->last_key == cmd->first_key && cmd->keynum_index <= 0 &&
-	    cmd->first_key < c->argc) {
-		stack[0] = key_shard(c, cmd->first_key, true);
+	int only = keyiter_single(cmd, c->argc);
+	if (only) {
+		stack[0] = key_shard(c, only, true);
 		*out = stack;
 		return 1;
 	}

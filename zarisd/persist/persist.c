@@ -26,6 +26,7 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/commands/handlers.h"
+#include "zarisd/commands/keyiter.h"
 #include "zarisd/server/textbuf.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
@@ -239,19 +240,11 @@ static unsigned encode_effect(struct client *c, const char *key, size_t klen)
 	return ec.n;
 }
 
-/* The key argument indexes of CMD for c->argv, as the dispatcher locks them. */
-static void key_range(const struct client *c, const struct command *cmd, int *first, int *last, int *step)
+/* The key argument indexes of CMD for c->argv, as the dispatcher locks them
+ * (keyiter.h: the fixed keys and the counted ones of LMPOP, ZMPOP ...). */
+static void key_range(const struct client *c, const struct command *cmd, struct keyiter *keys)
 {
-	*first = *last = 0;
-	*step = cmd->key_step > 0 ? cmd->key_step : 1;
-	if (cmd->first_key <= 0 || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB))) {
-		*last = -1;
-		return;
-	}
-	*first = cmd->first_key;
-	*last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
-	if (*last >= c->argc)
-		*last = c->argc - 1;
+	keyiter_init_locked_keys(keys, cmd, c->argv, c->argc);
 }
 
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
@@ -291,11 +284,13 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
 		txn = tl_txn;
 	}
-	int first, last, step;
-	key_range(c, cmd, &first, &last, &step);
+	struct keyiter keys;
+	key_range(c, cmd, &keys);
+	struct keyiter peek = keys;
+	int first = keyiter_next(&peek);
 	tl_rec.len = 0;
 	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
-	if (cmd->handler == cmd_spop && last >= first) {
+	if (cmd->handler == cmd_spop && first >= 0) {
 		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
 	} else {
 		jbuf_varint(&tl_rec, (uint64_t)c->argc);
@@ -303,13 +298,11 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
 	}
 	/* the version each named key has now, so a replay restores it */
-	unsigned nver = 0;
-	for (int i = first; i <= last; i += step)
-		nver++;
+	unsigned nver = (unsigned)keyiter_count(&keys);
 	size_t count_at = tl_rec.len;
 	jr_cmd_versions_begin(&tl_rec, nver);
 	unsigned found = 0;
-	for (int i = first; i <= last; i += step) {
+	for (int i; (i = keyiter_next(&keys)) >= 0;) {
 		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
 						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
 		if (e) {

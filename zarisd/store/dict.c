@@ -11,11 +11,32 @@
  * is asked to move (Redis's empty_visits), so a step stays O(1). */
 #define DICT_EMPTY_VISITS 10
 
+/* The bucket part of E's key hash: the store's key hash (store_int.h) is
+ * the slot in the top 14 bits over the seeded xxh3, and a table never has
+ * 2^50 buckets, so rehashing needs only the xxh3 (no CRC). */
 static inline uint64_t entry_hash(const struct entry *e)
 {
 	size_t klen;
 	const char *k = entry_key_raw(e, &klen);
 	return zr_hash(k, klen);
+}
+
+/* Counts one key more of H's slot (lock held). */
+static inline void slot_inc(struct dict *d, uint64_t h)
+{
+	if (!d->slots)
+		d->slots = zr_calloc((size_t)d->live->slot_mask + 1, sizeof(*d->slots));
+	d->slots[(h >> DICT_SLOT_SHIFT) & d->live->slot_mask]++;
+}
+
+/* Counts one key less of H's slot; KEYS is what the dict holds now. */
+static inline void slot_dec(struct dict *d, uint64_t h, uint64_t keys)
+{
+	uint64_t *c = &d->slots[(h >> DICT_SLOT_SHIFT) & d->live->slot_mask];
+	assert(*c > 0);
+	--*c;
+	if (keys == 0)
+		ZR_FREE(d->slots);
 }
 
 static inline void keys_set(struct dict *d, uint64_t n)
@@ -72,6 +93,7 @@ void dict_clear(struct dict *d, void (*free_fn)(struct entry *e, void *ctx), voi
 	d->volcap = 0;
 	dict_set_rehash(d, -1);
 	keys_set(d, 0);
+	ZR_FREE(d->slots);
 }
 
 /* Starts moving every entry into a new table of SIZE buckets. */
@@ -177,17 +199,19 @@ void dict_add(struct dict *d, uint64_t h, struct entry *e)
 	e->next = *b;
 	*b = e;
 	keys_set(d, keys + 1);
+	slot_inc(d, h);
 	if (keys == 0)
 		dict_live_add(&d->live->keys, 1);
 }
 
-void dict_unlink(struct dict *d, struct entry **link)
+void dict_unlink(struct dict *d, uint64_t h, struct entry **link)
 {
 	struct entry *e = *link;
 	*link = e->next;
 	e->next = NULL;
 	uint64_t keys = dict_keys(d) - 1;
 	keys_set(d, keys);
+	slot_dec(d, h, keys);
 	if (keys == 0)
 		dict_live_add(&d->live->keys, -1);
 	if (dict_is_rehashing(d)) {

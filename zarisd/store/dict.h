@@ -4,18 +4,22 @@
  * Redis's incremental rehash: growing or shrinking allocates a second table
  * and every later add / unlink / find moves a bucket or so, until the old
  * table is empty. A bucket index is the low bits of the key's 64-bit hash
- * (the shard index is its top bits, so the two never correlate). Beside the
- * table sits a dense array of the entries that carry a TTL (each such entry
- * stores its own index into it), for active expiry sampling and the
- * volatile-* eviction policies.
+ * (store_int.h: the seeded xxh3; its top 14 bits are the key's cluster slot,
+ * whose top bits are the shard index, so bucket and shard never correlate).
+ * Beside the table sits a dense array of the entries that carry a TTL (each
+ * such entry stores its own index into it), for active expiry sampling and
+ * the volatile-* eviction policies, and the key count of each cluster slot
+ * the shard holds (CLUSTER COUNTKEYSINSLOT).
  *
  * Every function needs the owning shard's lock. `keys`, `vkeys` and `bytes`
  * are relaxed atomics written only under that lock, so that DBSIZE / INFO
- * may read them without it.
+ * may read them without it; the slot counts are read under the lock.
  *
  * Invariants: size[0] is 0 or a power of two >= DICT_MIN_SIZE; rehash >= 0
  * iff tab[1] != NULL; buckets of tab[0] below `rehash` are empty;
- * vol[i] has a TTL and entry_vidx(vol[i]) == i for every i < nvol.
+ * vol[i] has a TTL and entry_vidx(vol[i]) == i for every i < nvol;
+ * slots[j] is the number of entries whose slot & live->slot_mask is j (the sum
+ * is `keys`), and slots is NULL iff the dict is empty.
  */
 #ifndef ZR_STORE_DICT_H
 #define ZR_STORE_DICT_H
@@ -28,6 +32,9 @@
 #include "zarisd/store/entry_layout.h"
 
 #define DICT_MIN_SIZE 4
+/* A key hash (store_int.h store_key_hash) carries the key's cluster slot
+ * in its top 14 bits; the bits below are the seeded xxh3's. */
+#define DICT_SLOT_SHIFT 50
 
 /* Per database: how many of its shard dicts hold any key / any volatile
  * key. Changed only when a dict turns empty or non-empty (rare), read by
@@ -36,7 +43,8 @@
 struct dict_live {
 	_Atomic long keys;
 	_Atomic long vols;
-	char pad[64 - 2 * sizeof(long)];
+	uint32_t slot_mask; /* cluster slots of one shard minus one: 2^(14 - shard bits) - 1 */
+	char pad[64 - 2 * sizeof(long) - sizeof(uint32_t)];
 };
 
 struct dict {
@@ -48,6 +56,11 @@ struct dict {
 	_Atomic uint64_t keys;	/* entries in the table */
 	_Atomic int64_t bytes;	/* usable bytes of entries + tables + vol array */
 	struct dict_live *live; /* the database's counters (stays with the slot on SWAPDB) */
+	/* [live->slot_mask + 1] keys per cluster slot of this shard, indexed
+	 * by the slot's low bits: allocated with the first key, freed with the
+	 * last, so an empty dict holds no memory. Moves with the keys on
+	 * SWAPDB. */
+	uint64_t *slots;
 };
 
 static inline uint64_t dict_keys(const struct dict *d)
@@ -68,13 +81,14 @@ static inline void dict_bytes_add(struct dict *d, int64_t delta)
 			      memory_order_relaxed);
 }
 
+/* LIVE is the database's (its slot_mask set by store_create). */
 void dict_init(struct dict *d, struct dict_live *live);
 static inline void dict_live_add(_Atomic long *c, long delta)
 {
 	atomic_fetch_add_explicit(c, delta, memory_order_relaxed);
 }
-/* Frees every entry through FREE_FN, then the tables and the vol array;
- * the dict is empty (and holds no memory) afterwards. */
+/* Frees every entry through FREE_FN, then the tables, the vol array and
+ * the slot counts; the dict is empty (and holds no memory) afterwards. */
 void dict_clear(struct dict *d, void (*free_fn)(struct entry *e, void *ctx), void *ctx);
 
 /* The link (bucket head or a ->next) that points at KEY's entry, or NULL.
@@ -82,11 +96,18 @@ void dict_clear(struct dict *d, void (*free_fn)(struct entry *e, void *ctx), voi
 struct entry **dict_find(struct dict *d, uint64_t h, const char *key, size_t klen);
 /* The link that points at E (which must be in D; H is its key's hash). */
 struct entry **dict_link_of(struct dict *d, uint64_t h, const struct entry *e);
-/* Adds E (whose key is absent) with hash H; may start a grow. */
+/* Adds E (whose key is absent) with hash H (the store's key hash: its slot
+ * is counted); may start a grow. */
 void dict_add(struct dict *d, uint64_t h, struct entry *e);
-/* Removes the entry *LINK points at from the table (not from vol, not
- * freed); may start a shrink. */
-void dict_unlink(struct dict *d, struct entry **link);
+/* Removes the entry *LINK points at, whose key's hash is H, from the table
+ * (not from vol, not freed); may start a shrink. */
+void dict_unlink(struct dict *d, uint64_t h, struct entry **link);
+/* Keys in D whose slot has the low bits of SLOT (D holds one shard's
+ * slots, so: the keys of slot SLOT). */
+static inline uint64_t dict_slot_keys(const struct dict *d, unsigned slot)
+{
+	return d->slots ? d->slots[slot & d->live->slot_mask] : 0;
+}
 /* Moves up to N buckets to the new table. */
 void dict_rehash_step(struct dict *d, int n);
 static inline bool dict_is_rehashing(const struct dict *d)

@@ -253,7 +253,7 @@ static unsigned pool_populate(struct store *s, enum store_evict_policy policy, i
 		for (unsigned i = 0; i < n; i++) {
 			size_t klen;
 			const char *key = entry_key_raw(pick[i], &klen);
-			pool_insert(db, zr_hash(key, klen), key, klen, score_of(s, policy, pick[i]));
+			pool_insert(db, store_key_hash(key, klen), key, klen, score_of(s, policy, pick[i]));
 		}
 		zr_unlock(&sh->lock);
 		total += n;
@@ -292,7 +292,7 @@ static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 		if (link && (!policy_is_volatile(policy) || entry_has_ttl(*link))) {
 			store_event(s, STORE_EVENT_EVICTED, c->db, *link);
 			evict_report(s, c->db, *link);
-			store_unlink_free(s, d, link);
+			store_unlink_free(s, d, c->hash, link);
 			shard_count(&sh->evicted, 1);
 			done = true;
 		}

@@ -20,6 +20,15 @@
 #define EXPIRE_REHASH_STEPS 64 /* buckets moved per visit: ~10 us under the lock */
 #define EXPIRE_TIME_CHECK 16   /* shards between two clock reads */
 
+/* Deletes E of D (lock held). */
+static void unlink_free(struct store *s, struct dict *d, struct entry *e)
+{
+	size_t klen;
+	const char *k = entry_key_raw(e, &klen);
+	uint64_t h = store_key_hash(k, klen);
+	store_unlink_free(s, d, h, dict_link_of(d, h, e));
+}
+
 /* Expires what it can in D (lock held); returns keys deleted. */
 static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, struct dict *d, int64_t now_ms,
 			    int64_t deadline_us)
@@ -30,10 +39,8 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 		for (uint32_t i = d->nvol; i-- > 0;) {
 			struct entry *e = d->vol[i];
 			if (entry_ttl_raw(e) < now_ms) {
-				size_t klen;
-				const char *k = entry_key_raw(e, &klen);
 				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				unlink_free(s, d, e);
 				deleted++;
 			}
 		}
@@ -45,10 +52,8 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 			struct entry *e = d->vol[dict_rand(&sh->rnd) % d->nvol];
 			sampled++;
 			if (entry_ttl_raw(e) < now_ms) {
-				size_t klen;
-				const char *k = entry_key_raw(e, &klen);
 				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				unlink_free(s, d, e);
 				expired++;
 			}
 		}

@@ -22,7 +22,7 @@ static inline uint64_t key_hash_of(const struct entry *e)
 {
 	size_t klen;
 	const char *k = entry_key_raw(e, &klen);
-	return zr_hash(k, klen);
+	return store_key_hash(k, klen);
 }
 
 static void free_value(struct store *s, const struct entry *e)
@@ -78,10 +78,10 @@ void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 	entry_release(s, d, e);
 }
 
-void store_unlink_free(struct store *s, struct dict *d, struct entry **link)
+void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry **link)
 {
 	struct entry *e = *link;
-	dict_unlink(d, link);
+	dict_unlink(d, h, link);
 	if (entry_has_ttl(e))
 		dict_vol_del(d, e);
 	store_entry_free(s, d, e);
@@ -99,7 +99,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 	if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
 		/* Redis's keyIsExpired: a key is gone once now > its TTL. */
 		store_event(s, STORE_EVENT_EXPIRED, db, e);
-		store_unlink_free(s, d, link);
+		store_unlink_free(s, d, h, link);
 		shard_count(&sh->expired, 1);
 		e = NULL;
 	}
@@ -116,7 +116,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms,
 				int flags)
 {
-	return store_find_h_locked(s, db, key, klen, zr_hash(key, klen), now_ms, flags);
+	return store_find_h_locked(s, db, key, klen, store_key_hash(key, klen), now_ms, flags);
 }
 
 /* --- set ----------------------------------------------------------------------- */
@@ -250,15 +250,16 @@ int store_set_string_h_locked(struct store *s, unsigned db, const char *key, siz
 int store_set_string_locked(struct store *s, unsigned db, const char *key, size_t klen, const char *val,
 			    size_t vlen, int64_t expire_ms, int flags, struct entry **out)
 {
-	return set_locked(s, db, key, klen, zr_hash(key, klen), STORE_TYPE_STRING, val, vlen, NULL, expire_ms,
-			  flags, out);
+	return set_locked(s, db, key, klen, store_key_hash(key, klen), STORE_TYPE_STRING, val, vlen, NULL,
+			  expire_ms, flags, out);
 }
 
 int store_set_object_locked(struct store *s, unsigned db, const char *key, size_t klen, enum store_type type,
 			    void *obj, int64_t expire_ms, int flags, struct entry **out)
 {
 	assert(type > STORE_TYPE_STRING && type < STORE_TYPE_COUNT && obj);
-	return set_locked(s, db, key, klen, zr_hash(key, klen), type, NULL, 0, obj, expire_ms, flags, out);
+	return set_locked(s, db, key, klen, store_key_hash(key, klen), type, NULL, 0, obj, expire_ms, flags,
+			  out);
 }
 
 /* --- reshaping an entry ---------------------------------------------------------- */
@@ -362,7 +363,10 @@ char *store_string_overwrite_locked(struct store *s, unsigned db, struct entry *
 void store_modified_locked(struct store *s, unsigned db, struct entry *e)
 {
 	(void)db;
-	e->version = shard_next_version(s, shard_of_hash(s, key_hash_of(e)));
+	size_t klen;
+	const char *k = entry_key_raw(e, &klen);
+	/* the shard is the slot's: no need for the bucket part of the hash */
+	e->version = shard_next_version(s, store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen))));
 }
 
 /* --- delete ---------------------------------------------------------------------- */
@@ -378,7 +382,7 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 	bool expired = entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms;
 	if (expired)
 		store_event(s, STORE_EVENT_EXPIRED, db, *link);
-	store_unlink_free(s, d, link);
+	store_unlink_free(s, d, h, link);
 	if (expired)
 		shard_count(&sh->expired, 1);
 	return !expired;
@@ -386,14 +390,14 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 
 bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms)
 {
-	return store_delete_h_locked(s, db, key, klen, zr_hash(key, klen), now_ms);
+	return store_delete_h_locked(s, db, key, klen, store_key_hash(key, klen), now_ms);
 }
 
 void store_delete_entry_locked(struct store *s, unsigned db, struct entry *e)
 {
 	uint64_t h = key_hash_of(e);
 	struct dict *d = &shard_of_hash(s, h)->db[db];
-	store_unlink_free(s, d, dict_link_of(d, h, e));
+	store_unlink_free(s, d, h, dict_link_of(d, h, e));
 }
 
 /* --- TTL --------------------------------------------------------------------------- */
@@ -454,7 +458,7 @@ static void insert_replacing(struct store *s, unsigned db, struct dict *dd, uint
 	const char *key = entry_key_raw(ne, &klen);
 	struct entry **dl = dict_find(dd, hd, key, klen);
 	if (dl)
-		store_unlink_free(s, dd, dl);
+		store_unlink_free(s, dd, hd, dl);
 	dict_bytes_add(dd, (int64_t)zr_usable(ne));
 	dict_add(dd, hd, ne);
 	if (entry_has_ttl(ne))
@@ -467,7 +471,7 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 {
 	size_t klen;
 	const char *key = entry_key_raw(e, &klen);
-	uint64_t hs = zr_hash(key, klen), hd = zr_hash(newkey, newklen);
+	uint64_t hs = store_key_hash(key, klen), hd = store_key_hash(newkey, newklen);
 	struct dict *ds = &shard_of_hash(s, hs)->db[src_db];
 	struct shard *shd = shard_of_hash(s, hd);
 	struct dict *dd = &shd->db[dst_db];
@@ -488,7 +492,7 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	}
 	/* Take E out of its dict (the value, if an object, now belongs to NE). */
 	struct entry **link = dict_link_of(ds, hs, e);
-	dict_unlink(ds, link);
+	dict_unlink(ds, hs, link);
 	if (entry_has_ttl(e))
 		dict_vol_del(ds, e);
 	dict_bytes_add(ds, -(int64_t)zr_usable(e));
@@ -520,7 +524,7 @@ int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, u
 			s->ops[type]->free(obj);
 		return -ENOMEM;
 	}
-	uint64_t hd = zr_hash(newkey, newklen);
+	uint64_t hd = store_key_hash(newkey, newklen);
 	struct shard *shd = shard_of_hash(s, hd);
 	insert_replacing(s, dst_db, &shd->db[dst_db], hd, ne);
 	ne->version = shard_next_version(s, shd);

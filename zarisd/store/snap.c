@@ -55,7 +55,7 @@ void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t v
 {
 	size_t klen;
 	const char *k = entry_key_raw(e, &klen);
-	struct shard *sh = store_shard(s, store_shard_index(s, zr_hash(k, klen)));
+	struct shard *sh = store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen)));
 	e->version = version;
 	if (sh->last_version < version)
 		sh->last_version = version;

@@ -11,7 +11,8 @@
 #include "zarisd/core/util.h"
 #include "zarisd/store/store_int.h"
 
-#define STORE_MAX_SHARD_BITS 16
+/* A shard holds whole cluster slots: at most one shard per slot. */
+#define STORE_MAX_SHARD_BITS ZR_KEY_SLOT_BITS
 #define STORE_MAX_DATABASES 65536
 
 struct store *store_create(unsigned databases, unsigned shard_bits)
@@ -29,6 +30,8 @@ struct store *store_create(unsigned databases, unsigned shard_bits)
 		((uintptr_t)s->shards_alloc + STORE_CACHELINE - 1) & ~(uintptr_t)(STORE_CACHELINE - 1);
 	s->shards = (unsigned char *)base;
 	s->live = zr_calloc(databases, sizeof(*s->live));
+	for (unsigned db = 0; db < databases; db++)
+		s->live[db].slot_mask = (1u << (ZR_KEY_SLOT_BITS - shard_bits)) - 1;
 	uint64_t seed = (uint64_t)zr_mono_us() ^ (uint64_t)(uintptr_t)s;
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
@@ -85,7 +88,7 @@ unsigned store_shard_count(const struct store *s)
 
 uint64_t store_hash(const char *key, size_t klen)
 {
-	return zr_hash(key, klen);
+	return store_key_hash(key, klen);
 }
 
 unsigned store_shard_of_hash(const struct store *s, uint64_t hash)
@@ -93,11 +96,36 @@ unsigned store_shard_of_hash(const struct store *s, uint64_t hash)
 	return store_shard_index(s, hash);
 }
 
+unsigned store_slot_of_hash(uint64_t hash)
+{
+	return store_hash_slot(hash);
+}
+
+unsigned store_slot_shard(const struct store *s, unsigned slot)
+{
+	return store_shard_of_slot(s, slot & (ZR_KEY_SLOTS - 1));
+}
+
+uint64_t store_slot_count_locked(const struct store *s, unsigned db, unsigned slot)
+{
+	slot &= ZR_KEY_SLOTS - 1;
+	return dict_slot_keys(store_dict(s, db, store_shard_of_slot(s, slot)), slot);
+}
+
+uint64_t store_slot_count(struct store *s, unsigned db, unsigned slot)
+{
+	struct shard *sh = store_shard(s, store_shard_of_slot(s, slot & (ZR_KEY_SLOTS - 1)));
+	shard_lock(sh);
+	uint64_t n = store_slot_count_locked(s, db, slot);
+	shard_unlock(sh);
+	return n;
+}
+
 bool store_prefetch(struct store *s, unsigned db, const char *key, size_t klen, uint64_t *hash)
 {
 	if (atomic_load_explicit(&s->live[db].keys, memory_order_relaxed) == 0)
 		return false;
-	uint64_t h = zr_hash(key, klen);
+	uint64_t h = store_key_hash(key, klen);
 	*hash = h;
 	struct shard *sh = store_shard(s, store_shard_index(s, h));
 	__builtin_prefetch(&sh->lock);
@@ -158,7 +186,7 @@ void store_prefetch_next(struct store *s, unsigned db, uint64_t h, const char *k
 
 unsigned store_shard_of(const struct store *s, const char *key, size_t klen)
 {
-	return store_shard_index(s, zr_hash(key, klen));
+	return store_shard_of_slot(s, zr_key_slot(key, klen));
 }
 
 /* --- locking ---------------------------------------------------------------- */

@@ -1,12 +1,16 @@
 /* store — the keyspace: databases × shards of entries, with expiry and
  * eviction. Knows no clients and no RESP.
  *
- * Layout: S shards (a power of two); shard i of every database is guarded by
- * one lock, store lock i. A key's shard index comes from its hash alone, so a
- * key keeps its shard index in every database (MOVE, COPY DB, SWAPDB need no
- * extra locks). Each (db, shard) holds a chained hash table with incremental
- * rehash, a dense array of its volatile entries (for active expiry and the
- * volatile-* eviction policies), a key count and a memory counter.
+ * Layout: S shards (a power of two, at most 16384); shard i of every
+ * database is guarded by one lock, store lock i. A key's shard comes from
+ * its Redis Cluster slot (CRC16 of the key or its {hash tag}, mod 16384):
+ * shard = slot >> (14 - shard bits), so a slot's keys share a shard in
+ * every mode, and a key keeps its shard index in every database (MOVE,
+ * COPY DB, SWAPDB need no extra locks). Each (db, shard) holds a chained
+ * hash table with incremental rehash (buckets from a seeded hash), a dense
+ * array of its volatile entries (for active expiry and the volatile-*
+ * eviction policies), a key count, a key count per slot and a memory
+ * counter.
  *
  * Lock order: shard locks are taken in ascending shard index; nothing else
  * is ever taken while holding one except the allocator. Functions named
@@ -80,8 +84,9 @@ struct store_stats {
 
 /* --- lifetime -------------------------------------------------------------- */
 
-/* Creates an empty keyspace of DATABASES databases and 2^SHARD_BITS shards.
- * Returns NULL on bad arguments. The caller owns the result. */
+/* Creates an empty keyspace of DATABASES databases and 2^SHARD_BITS shards
+ * (SHARD_BITS 0..14). Returns NULL on bad arguments. The caller owns the
+ * result. */
 struct store *store_create(unsigned databases, unsigned shard_bits);
 /* Frees every entry and the store. No lock may be held, no thread may use it. */
 void store_destroy(struct store *s);
@@ -90,13 +95,25 @@ void store_register_type(struct store *s, enum store_type t, const struct store_
 
 unsigned store_databases(const struct store *s);
 unsigned store_shard_count(const struct store *s);
-/* The shard index of KEY (same in every database). */
+/* The shard index of KEY (same in every database): its slot's shard. */
 unsigned store_shard_of(const struct store *s, const char *key, size_t klen);
-/* The key hash every store function uses. A caller that keeps it (the
+/* The key hash every store function uses: the key's cluster slot in its
+ * top 14 bits, a seeded hash below. A caller that keeps it (the
  * dispatcher computes it once per key to pick the shard) passes it to the
  * *_h variants below, so a command hashes each key once. */
 uint64_t store_hash(const char *key, size_t klen);
 unsigned store_shard_of_hash(const struct store *s, uint64_t hash);
+/* The cluster slot (0..16383) of the key whose store_hash() is HASH. */
+unsigned store_slot_of_hash(uint64_t hash);
+/* The shard that holds slot SLOT's keys. */
+unsigned store_slot_shard(const struct store *s, unsigned slot);
+/* Keys of DB in slot SLOT (CLUSTER COUNTKEYSINSLOT), kept exact by every
+ * insertion and deletion (counted with the shard's key count); like
+ * store_dbsize() it includes keys whose TTL has passed and that nothing
+ * has deleted yet. Takes the slot's shard lock: call holding none (or all,
+ * store_lock_all). The _locked variant: the caller holds that lock. */
+uint64_t store_slot_count(struct store *s, unsigned db, unsigned slot);
+uint64_t store_slot_count_locked(const struct store *s, unsigned db, unsigned slot);
 /* Prefetching for a caller that will look a key up a little later (a
  * pipelined request parsed ahead), in four steps, each loading the line
  * the previous one requested: a caller takes each step for a whole group
@@ -251,7 +268,8 @@ void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn 
 /* Deletes every key of DB (or of every database with store_flushall). */
 void store_flushdb(struct store *s, unsigned db);
 void store_flushall(struct store *s);
-/* Exchanges two databases' contents (takes every shard lock, in order). */
+/* Exchanges two databases' contents (takes every shard lock, in order);
+ * one change for store_thread_dirty(), as Redis counts it. */
 void store_swapdb(struct store *s, unsigned a, unsigned b);
 /* Calls FN on one random live key of DB; false when the db is empty. */
 bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);

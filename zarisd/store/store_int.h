@@ -16,7 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "zarisd/core/keyslot.h"
 #include "zarisd/core/lock.h"
+#include "zarisd/core/util.h"
 #include "zarisd/store/dict.h"
 #include "zarisd/store/entry_layout.h"
 #include "zarisd/store/store.h"
@@ -90,10 +92,35 @@ static inline struct dict *store_dict(const struct store *s, unsigned db, unsign
 	return &store_shard(s, shard)->db[db];
 }
 
-/* Top bits of the hash choose the shard, low bits the bucket. */
+/* A key's hash, computed once per key and command: its cluster slot
+ * (Redis's CRC16 with the hash-tag rule) in the top 14 bits, the seeded
+ * xxh3 below. The shard is the slot's top bits (store_shard_index), so a
+ * slot's keys share a shard and a same-slot multi-key command one lock;
+ * the bucket is the low bits, which only the secret seed decides, so
+ * flooding one bucket chain stays hard even though the shard does not. */
+#define STORE_SLOT_SHIFT DICT_SLOT_SHIFT
+_Static_assert(STORE_SLOT_SHIFT + ZR_KEY_SLOT_BITS == 64, "the slot is the hash's top bits");
+
+static inline uint64_t store_key_hash(const char *key, size_t klen)
+{
+	return ((uint64_t)zr_key_slot(key, klen) << STORE_SLOT_SHIFT) |
+	       (zr_hash(key, klen) & ((1ull << STORE_SLOT_SHIFT) - 1));
+}
+
+static inline unsigned store_hash_slot(uint64_t h)
+{
+	return (unsigned)(h >> STORE_SLOT_SHIFT);
+}
+
+/* Top bits of the hash choose the shard: slot >> (14 - bits). */
 static inline unsigned store_shard_index(const struct store *s, uint64_t h)
 {
 	return s->bits ? (unsigned)(h >> (64 - s->bits)) : 0;
+}
+
+static inline unsigned store_shard_of_slot(const struct store *s, unsigned slot)
+{
+	return slot >> (ZR_KEY_SLOT_BITS - s->bits);
 }
 
 static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
@@ -150,8 +177,8 @@ extern const struct store_type_ops *const store_builtin_types[STORE_TYPE_COUNT];
 
 /* Frees E's value and E, adjusting D's byte count. E is already unlinked. */
 void store_entry_free(struct store *s, struct dict *d, struct entry *e);
-/* Unlinks *LINK from D (table and vol) and frees it. */
-void store_unlink_free(struct store *s, struct dict *d, struct entry **link);
+/* Unlinks *LINK, whose key hash is H, from D (table and vol) and frees it. */
+void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry **link);
 /* Frees every entry of D and its tables (walk.c). Lock held (or no
  * thread running, in store_destroy). */
 void store_flush_dict_locked(struct store *s, struct dict *d);

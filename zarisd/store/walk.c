@@ -163,10 +163,16 @@ static void dict_swap(struct dict *a, struct dict *b)
 	atomic_store_explicit(&b->keys, ka, memory_order_relaxed);
 	atomic_store_explicit(&a->bytes, bb, memory_order_relaxed);
 	atomic_store_explicit(&b->bytes, ba, memory_order_relaxed);
+	a->slots = b->slots; /* the slot counts go with the keys they count */
+	b->slots = t.slots;
 }
 
 void store_swapdb(struct store *s, unsigned a, unsigned b)
 {
+	/* one change, as Redis's swapdbCommand counts (server.dirty++, also
+	 * for a == b); it is also what gets the command journaled, as it
+	 * stamps and frees nothing */
+	store_dirty_count++;
 	if (a == b)
 		return;
 	/* All locks at once so that no multi-key command sees one database
