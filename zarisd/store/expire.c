@@ -10,6 +10,10 @@
  * its tables get a batch of rehash steps, so that a table nobody touches
  * still finishes growing or shrinking (and frees the old one) instead of
  * keeping both, and lookups stop paying for two tables.
+ *
+ * Each expired key goes through store_expire_locked (ops.c), which hands
+ * it to the deletion hook: the journal gets a DEL. In replica mode, and
+ * after DEBUG SET-ACTIVE-EXPIRE 0, the cycle only rehashes.
  */
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
@@ -20,7 +24,9 @@
 #define EXPIRE_REHASH_STEPS 64 /* buckets moved per visit: ~10 us under the lock */
 #define EXPIRE_TIME_CHECK 16   /* shards between two clock reads */
 
-/* Expires what it can in D (lock held); returns keys deleted. */
+/* Expires what it can in D (lock held); returns keys deleted. Each goes
+ * through store_expire_locked: its event, its DEL for the journal, its
+ * count in expired_keys. */
 static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, struct dict *d, int64_t now_ms,
 			    int64_t deadline_us)
 {
@@ -32,8 +38,7 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 			if (entry_ttl_raw(e) < now_ms) {
 				size_t klen;
 				const char *k = entry_key_raw(e, &klen);
-				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				store_expire_locked(s, sh, db, dict_link_of(d, zr_hash(k, klen), e));
 				deleted++;
 			}
 		}
@@ -47,8 +52,7 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 			if (entry_ttl_raw(e) < now_ms) {
 				size_t klen;
 				const char *k = entry_key_raw(e, &klen);
-				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				store_unlink_free(s, d, dict_link_of(d, zr_hash(k, klen), e));
+				store_expire_locked(s, sh, db, dict_link_of(d, zr_hash(k, klen), e));
 				expired++;
 			}
 		}
@@ -71,6 +75,10 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		return;
 	/* Shards of this worker: worker, worker + N, worker + 2N, ... */
 	unsigned share = (s->nshards - worker + nworkers - 1) / nworkers;
+	/* a replica waits for its primary's DELs (Redis runs no expiry cycle
+	 * on a replica), DEBUG SET-ACTIVE-EXPIRE 0 stops it: only rehashing */
+	bool expire =
+		!store_is_replica(s) && !atomic_load_explicit(&s->active_expire_off, memory_order_relaxed);
 	struct expire_cursor *cur = &s->expire[worker % STORE_EXPIRE_SLOTS];
 	unsigned pos = atomic_load_explicit(&cur->next, memory_order_relaxed) % share;
 	int64_t deadline = zr_mono_us() + budget_us;
@@ -81,20 +89,17 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		struct shard *sh = store_shard(s, idx);
 		bool any = false;
 		for (unsigned db = 0; db < s->ndb && !any; db++)
-			any = dict_vkeys(&sh->db[db]) > 0 || dict_rehashing_unlocked(&sh->db[db]);
+			any = (expire && dict_vkeys(&sh->db[db]) > 0) || dict_rehashing_unlocked(&sh->db[db]);
 		if (!any)
 			continue;
 		zr_lock(&sh->lock);
-		uint64_t n = 0;
 		for (unsigned db = 0; db < s->ndb; db++) {
 			struct dict *d = &sh->db[db];
-			if (d->nvol)
-				n += expire_dict(s, sh, db, d, now_ms, deadline);
+			if (expire && d->nvol)
+				expire_dict(s, sh, db, d, now_ms, deadline);
 			if (dict_is_rehashing(d))
 				dict_rehash_step(d, EXPIRE_REHASH_STEPS);
 		}
-		if (n)
-			shard_count(&sh->expired, n);
 		zr_unlock(&sh->lock);
 	}
 	atomic_store_explicit(&cur->next, pos, memory_order_relaxed);

@@ -87,6 +87,18 @@ void store_unlink_free(struct store *s, struct dict *d, struct entry **link)
 	store_entry_free(s, d, e);
 }
 
+void store_expire_locked(struct store *s, struct shard *sh, unsigned db, struct entry **link)
+{
+	struct dict *d = &sh->db[db];
+	struct entry *e = *link;
+	store_event(s, STORE_EVENT_EXPIRED, db, e);
+	store_deleted(s, STORE_EVENT_EXPIRED, db, e);
+	dict_unlink(d, link);
+	dict_vol_del(d, e);
+	entry_release(s, d, e);
+	shard_count(&sh->expired, 1);
+}
+
 /* --- find ---------------------------------------------------------------------- */
 
 struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t h,
@@ -97,10 +109,11 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *e = link ? *link : NULL;
 	if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
-		/* Redis's keyIsExpired: a key is gone once now > its TTL. */
-		store_event(s, STORE_EVENT_EXPIRED, db, e);
-		store_unlink_free(s, d, link);
-		shard_count(&sh->expired, 1);
+		/* Redis's keyIsExpired: a key is gone once now > its TTL. A
+		 * replica hides it and waits for its primary's DEL (Redis's
+		 * expireIfNeeded on a replica). */
+		if (!store_is_replica(s))
+			store_expire_locked(s, sh, db, link);
 		e = NULL;
 	}
 	if (!(flags & STORE_LOOKUP_NOSTATS))
@@ -375,13 +388,15 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 	struct entry **link = dict_find(d, h, key, klen);
 	if (!link)
 		return false;
-	bool expired = entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms;
-	if (expired)
-		store_event(s, STORE_EVENT_EXPIRED, db, *link);
+	/* On a replica an expired key is deleted as a live one: its
+	 * primary's DEL (Redis's replica: the master client's lookups never
+	 * see a key expired, and dbSyncDelete counts it) */
+	if (entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms && !store_is_replica(s)) {
+		store_expire_locked(s, sh, db, link);
+		return false;
+	}
 	store_unlink_free(s, d, link);
-	if (expired)
-		shard_count(&sh->expired, 1);
-	return !expired;
+	return true;
 }
 
 bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms)

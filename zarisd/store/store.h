@@ -165,7 +165,8 @@ bool entry_is_small_int(const struct entry *e);
 #define STORE_LOOKUP_NOSTATS 0x2 /* do not count a keyspace hit or miss */
 
 /* Finds KEY in DB; an entry whose TTL is past NOW_MS is deleted (counted as
- * expired) and NULL returned. */
+ * expired, reported to the deletion hook) and NULL returned; in replica
+ * mode it is left in place and NULL returned. */
 struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms,
 				int flags);
 /* Same with KEY's store_hash() already computed. */
@@ -203,7 +204,8 @@ char *store_string_overwrite_locked(struct store *s, unsigned db, struct entry *
  * accounts entry blocks and tables only; a non-string object's own memory
  * is in zr_mem_used() and read through the type's ops for MEMORY USAGE. */
 void store_modified_locked(struct store *s, unsigned db, struct entry *e);
-/* Deletes KEY; true if it existed (and had not expired). */
+/* Deletes KEY; true if it existed (and had not expired: an expired one is
+ * deleted as an expiry and reported false; in replica mode, true). */
 bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms);
 bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
 			   int64_t now_ms);
@@ -272,13 +274,38 @@ typedef void (*store_event_fn)(void *ctx, enum store_event ev, unsigned db, cons
 /* Installs FN (NULL removes it); any thread, takes effect for later events.
  * One hook per store (the commands layer's keyspace notifications). */
 void store_set_event_hook(struct store *s, store_event_fn fn, void *ctx);
-/* A second hook, for persistence only (persist/ installs it): called for
- * every evicted key, under the same rules as the event hook (shard lock
- * held, before the entry is freed, KEY borrowed; it must not take shard
- * locks or call the store). An eviction is a deletion no command made, so
- * the append-only log must be told (it journals a DEL). Any thread; NULL
- * removes it. */
-void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx);
+/* A second hook, for the journal only (persist/ installs it): called for
+ * every deletion no command made — each evicted key (STORE_EVENT_EVICTED)
+ * and each expired one (STORE_EVENT_EXPIRED: deleted by the active cycle,
+ * or lazily by a lookup, a delete or RANDOMKEY that found it past its
+ * TTL) — under the same rules as the event hook (shard lock held, before
+ * the entry is freed, KEY borrowed; it must not take shard locks or call
+ * the store). The journal writes a DEL for it, so a replay or a replica
+ * deletes the same key in the same order: a lazy expiry is reported
+ * inside the command that met the key, before that command's own record.
+ * Any thread; NULL removes it. */
+void store_set_delete_hook(struct store *s, store_event_fn fn, void *ctx);
+
+/* --- replica mode -------------------------------------------------------------- */
+
+/* Replica mode (Redis's rule for replicas: expiry is the primary's, which
+ * sends a DEL for each key it expires). While on: a lookup treats a key
+ * past its TTL as absent without deleting it (reads answer nil, EXISTS 0,
+ * TYPE none; store_scan and store_foreach skip it, as always; RANDOMKEY
+ * skips it), but store_dbsize still counts it, as a Redis replica's
+ * DBSIZE does; a delete removes it as a live key (the primary's DEL: true,
+ * not counted as expired); the active expiry cycle only rehashes; and
+ * store_evict evicts nothing (Redis's replica-ignore-maxmemory). So the
+ * deletion hook is never called. A write on such a key replaces it as on
+ * a key that is not there. Records applied from the primary carry the
+ * primary's clock, so their lookups see each key as the primary did.
+ * Off (the default) is a primary. Any thread; takes effect for later
+ * lookups. */
+void store_set_replica_mode(struct store *s, bool on);
+bool store_replica_mode(const struct store *s);
+/* DEBUG SET-ACTIVE-EXPIRE: ON false stops the active expiry cycle (it
+ * still rehashes); lookups still expire. Default on. Any thread. */
+void store_set_active_expire(struct store *s, bool on);
 
 /* --- expiry, eviction, accounting ------------------------------------------ */
 
@@ -303,8 +330,9 @@ void store_thread_changes_are(uint64_t n);
 uint64_t store_thread_take_changes(uint64_t stamped);
 
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
- * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
- * or no candidate keys). Takes shard locks itself: call holding none. */
+ * under the limit (or in replica mode, which evicts nothing), -ENOMEM
+ * when nothing more can be evicted (noeviction, or no candidate keys).
+ * Takes shard locks itself: call holding none. */
 int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy policy, int64_t now_ms);
 /* Parses/names maxmemory-policy values; -EINVAL for an unknown name. */
 int store_evict_policy_parse(const char *name);

@@ -69,9 +69,13 @@ struct store {
 	 * it (acquire), so a caller seeing fn sees its ctx. */
 	_Atomic(store_event_fn) event_fn;
 	void *_Atomic event_ctx;
-	/* store_set_evict_hook (evict.c): same publication rule as event_fn */
-	_Atomic(store_event_fn) evict_fn;
-	void *_Atomic evict_ctx;
+	/* store_set_delete_hook (evict.c): same publication rule as event_fn */
+	_Atomic(store_event_fn) delete_fn;
+	void *_Atomic delete_ctx;
+	/* store_set_replica_mode / store_set_active_expire; relaxed, read only
+	 * where a key is found past its TTL, by the expiry cycle and eviction */
+	_Atomic int replica;
+	_Atomic int active_expire_off;
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
 	/* snapshot (snap.c): 1 while one runs; relaxed, the hooks' fast check */
 	_Atomic int snap_active;
@@ -143,6 +147,33 @@ static inline void store_event(const struct store *s, enum store_event ev, unsig
 		   klen);
 	}
 }
+
+/* Reports EV (expired or evicted) for entry E of DB to the deletion hook,
+ * if any (lock held): a deletion no command made (store_set_delete_hook). */
+static inline void store_deleted(const struct store *s, enum store_event ev, unsigned db,
+				 const struct entry *e)
+{
+	store_event_fn fn = atomic_load_explicit(&((struct store *)s)->delete_fn, memory_order_acquire);
+	if (fn) {
+		size_t klen;
+		const char *key = entry_key_raw(e, &klen);
+		fn(atomic_load_explicit(&((struct store *)s)->delete_ctx, memory_order_relaxed), ev, db, key,
+		   klen);
+	}
+}
+
+static inline bool store_is_replica(const struct store *s)
+{
+	return atomic_load_explicit(&((struct store *)s)->replica, memory_order_relaxed);
+}
+
+/* Deletes the expired entry *LINK of D (database DB of shard SH, lock held)
+ * the way every expiry does (ops.c): the "expired" event, the deletion
+ * hook (which journals a DEL), then unlink and free, counted in INFO's
+ * expired_keys but not as a change the running command made: Redis's
+ * server.dirty leaves expiries out, and the DEL record stands for it, so
+ * a read that met an expired key is no write. Never in replica mode. */
+void store_expire_locked(struct store *s, struct shard *sh, unsigned db, struct entry **link);
 
 /* The ops of every non-string type, indexed by enum store_type (types.c);
  * NULL for strings. */
