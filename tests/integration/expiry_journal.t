@@ -177,6 +177,11 @@ def journal_part():
     time.sleep(0.1)
     is_(cl.pipeline([["MULTI"], ["GET", "lz:only"], ["EXEC"]])[-1].py(), [None],
         "MULTI GET <expired> EXEC (the DEL its only record)")
+    # a command that leaves its key past its TTL: Redis sets it so; expiry comes later
+    is_(cl.call("SET", "lz:past", "v", "PXAT", 1).py(), "OK", "SET PXAT <past>")
+    is_(cl.call("GET", "lz:past").py(), None, "then GET expires it")
+    is_(cl.pipeline([["MULTI"], ["SET", "lz:tp", "v", "PXAT", 1], ["GET", "lz:tp"], ["EXEC"]])[-1].py(),
+        ["OK", None], "MULTI SET PXAT <past>, GET EXEC")
     fence(cl, 2)
     log = read_log(logdir)
     recs = argvs(log)
@@ -184,7 +189,8 @@ def journal_part():
     seqs = {}
     for s, t, a in lz:
         seqs.setdefault((a[0], a[1]), []).append((s, t))
-    for key in ("lz:get", "lz:incr", "lz:del", "lz:exists", "lz:append", "lz:xx", "lz:x", "lz:only"):
+    for key in ("lz:get", "lz:incr", "lz:del", "lz:exists", "lz:append", "lz:xx", "lz:x", "lz:only", "lz:past",
+                "lz:tp"):
         is_(len(seqs.get(("DEL", key), [])), 1, "one DEL record for the expiry of %s" % key)
     is_([a for _, _, a in lz if a[0] in ("GET", "EXISTS")], [], "no record of a read that met an expired key")
     is_([a for _, _, a in lz if a == ["DEL", "lz:del"]], [["DEL", "lz:del"]],
@@ -200,6 +206,10 @@ def journal_part():
     commits = {r[2]: r[1] for r in log if r[0] == "commit"}
     ok(tx != 0 and tx == ty and dx < sy < commits.get(tx, 0),
        "inside EXEC the DEL is the transaction's (txn %d/%d), before SET and the commit" % (tx, ty))
+    for key in ("lz:past", "lz:tp"):
+        is_([(a[0], t != 0) for _, t, a in lz if a[1] == key], [("SET", key == "lz:tp"), ("DEL", key == "lz:tp")],
+            "%s: SET <past> then the DEL of the GET that met it%s" % (key, " (both in the transaction)"
+                                                                   if key == "lz:tp" else ""))
     (do, to), = seqs.get(("DEL", "lz:only"), [(0, 0)])
     ok(to != 0 and commits.get(to, 0) > do, "a transaction whose only record is a DEL is committed")
 

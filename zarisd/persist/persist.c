@@ -216,8 +216,9 @@ static unsigned encode_effect(struct client *c, const char *key, size_t klen)
 	const char *del[2] = { "DEL", key };
 	size_t dl[2] = { 3, klen };
 	effect_emit(2, del, dl, &ec);
-	struct entry *e = store_find_locked(s, c->db, key, klen, c->now_ms,
-					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+	struct entry *e =
+		store_find_locked(s, c->db, key, klen, c->now_ms,
+				  STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
 	if (!e)
 		return ec.n;
 	if (entry_type(e) == STORE_TYPE_STRING) {
@@ -315,8 +316,12 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	jr_cmd_versions_begin(&tl_rec, nver);
 	unsigned found = 0;
 	for (int i = first; i <= last; i += step) {
-		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
-						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		/* NOEXPIRE: a key the command left past its TTL (SET k v PXAT
+		 * <past>) is the primary's to expire later, after this record;
+		 * a DEL now would precede it, outside any EXEC it ran in */
+		struct entry *e = store_find_locked(
+			c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms,
+			STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
 		if (e) {
 			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
 			found++;

@@ -112,7 +112,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 		/* Redis's keyIsExpired: a key is gone once now > its TTL. A
 		 * replica hides it and waits for its primary's DEL (Redis's
 		 * expireIfNeeded on a replica). */
-		if (!store_is_replica(s))
+		if (!(flags & STORE_LOOKUP_NOEXPIRE) && !store_is_replica(s))
 			store_expire_locked(s, sh, db, link);
 		e = NULL;
 	}

@@ -163,10 +163,15 @@ bool entry_is_small_int(const struct entry *e);
 
 #define STORE_LOOKUP_NOTOUCH 0x1 /* do not update LRU/LFU (TYPE, TTL, OBJECT, SCAN) */
 #define STORE_LOOKUP_NOSTATS 0x2 /* do not count a keyspace hit or miss */
+/* an entry past its TTL is left in place (and NULL returned), as in
+ * replica mode: for a caller that only looks (the journal reading the
+ * versions a command left), whose lookup must not expire a key the
+ * command did not meet expired (Redis's LOOKUP_NOEXPIRE) */
+#define STORE_LOOKUP_NOEXPIRE 0x4
 
 /* Finds KEY in DB; an entry whose TTL is past NOW_MS is deleted (counted as
  * expired, reported to the deletion hook) and NULL returned; in replica
- * mode it is left in place and NULL returned. */
+ * mode or with STORE_LOOKUP_NOEXPIRE it is left in place and NULL returned. */
 struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms,
 				int flags);
 /* Same with KEY's store_hash() already computed. */
