@@ -302,7 +302,9 @@ void store_set_delete_hook(struct store *s, store_event_fn fn, void *ctx);
  * not counted as expired); the active expiry cycle only rehashes; and
  * store_evict evicts nothing (Redis's replica-ignore-maxmemory). So the
  * deletion hook is never called. A write on such a key replaces it as on
- * a key that is not there. Records applied from the primary carry the
+ * a key that is not there (Redis's writable replica deletes it first and
+ * counts an expiry; a replica that refuses client writes, as the next
+ * issue's will, never meets the difference). Records applied from the primary carry the
  * primary's clock, so their lookups see each key as the primary did.
  * Off (the default) is a primary. Any thread; takes effect for later
  * lookups. */
@@ -320,9 +322,11 @@ void store_set_active_expire(struct store *s, bool on);
  * active rehashing). */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
-/* Changes (writes, deletions, expiries, evictions) the calling thread has
- * made so far. The dispatcher compares it around a command to know that the
- * command changed the keyspace (Redis's server.dirty). */
+/* Changes (writes, deletions, evictions) the calling thread has made so
+ * far. The dispatcher compares it around a command to know that the
+ * command changed the keyspace (Redis's server.dirty). Expiries are not
+ * counted: the deletion hook journals each, and Redis's dirty count
+ * leaves them out (a GET that met an expired key changed nothing). */
 uint64_t store_thread_dirty(void);
 /* For Redis's change count (server.dirty, INFO rdb_changes_since_last_save,
  * the save rules), a command that adds or removes elements of a collection

@@ -109,7 +109,8 @@ static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
  * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
  * is strictly monotonic per shard and roughly time-ordered across them. */
 /* Modifications made by this thread (store_thread_dirty): counted where a
- * version is stamped and where an entry is freed. */
+ * version is stamped and where an entry is freed (but not by an expiry:
+ * store_expire_locked). */
 extern _Thread_local uint64_t store_dirty_count;
 
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
