@@ -21,6 +21,7 @@
 # The log is read from its segment files (journal/format.h): the records'
 # fixed fields and commands; whatever follows them in a payload is skipped.
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -218,6 +219,8 @@ def journal_part():
     cl = z.client()
     is_(dump(cl), before, "a restart recovers the same keyspace (%d keys)" % len(before))
     is_(cl.call("DBSIZE").py(), len(before), "DBSIZE after the restart: no expired key came back")
+    z.stop()
+    shutil.rmtree(d, ignore_errors=True)
 
 
 REPLICA_READS = [
@@ -301,6 +304,8 @@ def zarisd_replica_part():
     fence(cl, 4)
     dels = [a[1] for _, _, a in argvs(read_log(logdir)) if a[0] == "DEL"]
     is_(sorted(dels[2:]), ["a", "l"], "and journals their DELs")
+    z.stop()
+    shutil.rmtree(d, ignore_errors=True)
     return reads, steps
 
 
