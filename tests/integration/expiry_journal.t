@@ -4,8 +4,9 @@
 # 1. With appendonly yes, every key the active cycle expires and every key a
 #    command meets expired (GET, INCR, DEL, inside MULTI/EXEC) is a DEL
 #    record in the log: a lazy expiry's DEL comes right before the record of
-#    the command that met the key, inside EXEC it carries the transaction's
-#    id, and a command whose only effect was the expiry (GET, DEL of an
+#    the command that met the key (SET and MSET over an expired key expire it
+#    first, as Redis's setKey: expired_keys counts it), inside EXEC it
+#    carries the transaction's id, and a command whose only effect was the expiry (GET, DEL of an
 #    expired key) has no record and counts no change (INFO
 #    rdb_changes_since_last_save, as redis-server: the old binary counted
 #    one and journaled the GET). A restart recovers the same keyspace.
@@ -156,6 +157,8 @@ def journal_part():
         ("EXISTS", ["EXISTS", "lz:exists"]),
         ("APPEND", ["APPEND", "lz:append", "x"]),
         ("SET XX", ["SET", "lz:xx", "new", "XX"]),
+        ("SET", ["SET", "lz:set", "new"]),
+        ("MSET", ["MSET", "lz:mset", "new", "lz:other", "x"]),
     ]
     for name, cmd in steps:
         row = []
@@ -169,7 +172,7 @@ def journal_part():
                 if lazy:
                     break
             row.append((reply, changes(srv) - before, lazy))
-        is_(row[0], row[1], "%s of an expired key: reply and change count as redis-server's %r" % (name, row[1]))
+        is_(row[0], row[1], "%s of an expired key: reply, change count, expiry as redis-server's %r" % (name, row[1]))
     cl.call("SET", "lz:x", "v", "PX", 20)
     time.sleep(0.1)
     is_(cl.pipeline([["MULTI"], ["GET", "lz:x"], ["SET", "lz:y", "1"], ["EXEC"]])[-1].py(), [None, "OK"],
@@ -190,15 +193,15 @@ def journal_part():
     seqs = {}
     for s, t, a in lz:
         seqs.setdefault((a[0], a[1]), []).append((s, t))
-    for key in ("lz:get", "lz:incr", "lz:del", "lz:exists", "lz:append", "lz:xx", "lz:x", "lz:only", "lz:past",
-                "lz:tp"):
+    for key in ("lz:get", "lz:incr", "lz:del", "lz:exists", "lz:append", "lz:xx", "lz:set", "lz:mset", "lz:x",
+                "lz:only", "lz:past", "lz:tp"):
         is_(len(seqs.get(("DEL", key), [])), 1, "one DEL record for the expiry of %s" % key)
     is_([a for _, _, a in lz if a[0] in ("GET", "EXISTS")], [], "no record of a read that met an expired key")
     is_([a for _, _, a in lz if a == ["DEL", "lz:del"]], [["DEL", "lz:del"]],
         "DEL of an expired key: only the expiry's DEL")
-    for cmd, key in (("INCR", "lz:incr"), ("APPEND", "lz:append")):
+    for cmd, key in (("INCR", "lz:incr"), ("APPEND", "lz:append"), ("SET", "lz:set"), ("MSET", "lz:mset")):
         d_seq = [s + 1 for s, _ in seqs.get(("DEL", key), [])]
-        c_seq = [s for s, _ in seqs.get((cmd, key), [])]
+        c_seq = [s for s, _, a in lz if a[:2] == [cmd, key] and "PX" not in a]  # not the set-up's
         is_(c_seq, d_seq, "%s on an expired key: DEL %s, then %s" % (cmd, key, cmd))
     is_([a for _, _, a in lz if a[:2] == ["SET", "lz:xx"] and "XX" in a], [],
         "SET XX on an expired key: the DEL, no SET record (it did nothing)")

@@ -1098,6 +1098,15 @@ static void test_delete_hook(void)
 	ok(!store_random_key(s, 1, NOW, pick_one, k), "RANDOMKEY of only expired keys: none");
 	is_int(store_thread_dirty() - dirty, 0, "lazy expiries are no change of the caller");
 	ok(!strcmp(log.buf, "E0:lazy E0:del E1:rnd "), "each lazy expiry reported to the hook: %s", log.buf);
+	set_str(s, 0, "over", "v", NOW - 1);
+	set_str(s, 0, "over", "w", -1);
+	is_int(log.n, 3, "no command clock: a write replaces an expired key silently");
+	set_str(s, 0, "over", "v", NOW - 1);
+	store_thread_clock(NOW);
+	set_str(s, 0, "over", "w", -1);
+	store_thread_clock(0);
+	ok(log.n == 4 && strstr(log.buf, "E0:over"), "with the command's clock it expires it first (setKey)");
+	ok(get_str(s, 0, "over", NOW, k, sizeof(k)) && !strcmp(k, "w"), "then writes the new value");
 	for (int i = 0; i < 50; i++) {
 		kfmt(k, "act", i);
 		set_str(s, 1, k, "v", NOW + 10);
@@ -1112,7 +1121,7 @@ static void test_delete_hook(void)
 	ok(exists(s, 0, "live", NOW + 11), "a key not due stays");
 	struct store_stats st;
 	store_stats(s, &st);
-	is_int(st.expired_keys, 53, "expired_keys counts all of them");
+	is_int(st.expired_keys, 54, "expired_keys counts all of them");
 	store_set_delete_hook(s, NULL, NULL);
 	store_destroy(s);
 }

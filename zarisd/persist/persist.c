@@ -184,6 +184,7 @@ static bool gated(const struct client *c, const struct command *cmd)
 uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 {
 	store_thread_write_intent(cmd->flags & CMD_WRITE);
+	store_thread_clock(c->now_ms);
 	/* a count said outside a command (a blocked client served after one)
 	 * is not this command's */
 	(void)store_thread_take_changes(0);

@@ -44,6 +44,13 @@ uint64_t store_thread_dirty(void)
 	return store_dirty_count;
 }
 
+_Thread_local int64_t store_cmd_now;
+
+void store_thread_clock(int64_t now_ms)
+{
+	store_cmd_now = now_ms;
+}
+
 static _Thread_local bool changes_said;
 static _Thread_local uint64_t changes_said_n;
 
@@ -167,6 +174,13 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	struct dict *d = &shd->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *old = link ? *link : NULL;
+	if (old && entry_has_ttl(old) && entry_ttl_raw(old) < store_cmd_now && !store_is_replica(s)) {
+		/* Redis's setKey looks the key up for writing: an expired one
+		 * is expired first (counted, notified, its DEL journaled before
+		 * this write's record), then the key is new */
+		store_expire_locked(s, shd, db, link);
+		old = NULL;
+	}
 	bool keep = (flags & STORE_SET_KEEPTTL) && old && entry_has_ttl(old);
 	int64_t ttl = keep ? entry_ttl_raw(old) : expire_ms;
 	bool has_ttl = keep || expire_ms >= 0;
