@@ -1102,9 +1102,9 @@ static void test_delete_hook(void)
 	set_str(s, 0, "over", "w", -1);
 	is_int(log.n, 3, "no command clock: a write replaces an expired key silently");
 	set_str(s, 0, "over", "v", NOW - 1);
-	store_thread_clock(NOW);
+	store_thread_command(false, NOW);
 	set_str(s, 0, "over", "w", -1);
-	store_thread_clock(0);
+	store_thread_command(false, 0);
 	ok(log.n == 4 && strstr(log.buf, "E0:over"), "with the command's clock it expires it first (setKey)");
 	ok(get_str(s, 0, "over", NOW, k, sizeof(k)) && !strcmp(k, "w"), "then writes the new value");
 	for (int i = 0; i < 50; i++) {

@@ -109,7 +109,7 @@ static _Atomic uint64_t persist_ids;
 static _Thread_local struct change_slot *tl_slot;
 static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
 static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
-static _Thread_local bool tl_in_exec;	     /* running one of EXEC's queued commands */
+static _Thread_local bool tl_in_exec;	     /* running EXEC (its WATCH check, its queued commands) */
 static _Thread_local struct jbuf tl_rec;
 
 /* A thread whose work must not go on while a busy shutdown ends the
@@ -183,12 +183,14 @@ static bool gated(const struct client *c, const struct command *cmd)
 
 uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 {
-	store_thread_write_intent(cmd->flags & CMD_WRITE);
-	store_thread_clock(c->now_ms);
+	store_thread_command(cmd->flags & CMD_WRITE, c->now_ms);
 	/* a count said outside a command (a blocked client served after one)
 	 * is not this command's */
 	(void)store_thread_take_changes(0);
-	tl_in_exec = (c->flags & CLIENT_IN_EXEC) != 0; /* for expiries the handler meets */
+	/* expiries met from here to EXEC's end join its transaction (the
+	 * deletion hook); EXEC's WATCH check included */
+	if (__builtin_expect(cmd->handler == cmd_exec, 0) && !(c->flags & CLIENT_IN_EXEC))
+		tl_in_exec = true;
 	struct persist *p = c->srv->persist;
 	if (p && gated(c, cmd))
 		pthread_rwlock_rdlock(&p->gate);
@@ -261,16 +263,17 @@ static void key_range(const struct client *c, const struct command *cmd, int *fi
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
 {
 	store_thread_write_intent(false);
-	tl_in_exec = false;
 	uint64_t stamped = store_thread_dirty() - token;
 	/* taken (and forgotten) even when nothing is counted below */
 	uint64_t changes = store_thread_take_changes(stamped);
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
+	if (exec_end)
+		tl_in_exec = false;
 	struct persist *p = c->srv->persist;
 	if (!p)
 		return;
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
 	/* an EXEC whose only records are expiries' DELs still commits them */
-	if (!stamped && !(exec_end && tl_txn))
+	if (!stamped && !(tl_txn && exec_end))
 		goto out;
 	/* Redis's server.dirty counts changes, not commands (MSET of three
 	 * keys: 3; SADD of two new members: 2); the store counts each write it

@@ -46,8 +46,9 @@ uint64_t store_thread_dirty(void)
 
 _Thread_local int64_t store_cmd_now;
 
-void store_thread_clock(int64_t now_ms)
+void store_thread_command(bool write, int64_t now_ms)
 {
+	store_write_intent = write;
 	store_cmd_now = now_ms;
 }
 

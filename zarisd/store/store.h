@@ -370,13 +370,15 @@ const struct store_type_ops *store_type_ops_of(const struct store *s, enum store
 /* Loading: sets E's version to VERSION (the one saved) and raises its
  * shard's clock to at least VERSION, so later writes stay monotonic. */
 void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version);
-/* The clock (unix ms) of the command the calling thread runs (the
- * dispatcher, before each handler): a write that replaces a key past its
- * TTL at that clock (store_set_*_locked) expires the old entry first, as
- * Redis's setKey does through its write lookup — an "expired" event, a
- * DEL journaled before the write's record, then a "new" key. A thread
- * that never set it (0: loading) replaces such an entry like any other. */
-void store_thread_clock(int64_t now_ms);
+/* The dispatcher, before each handler: store_thread_write_intent(WRITE)
+ * (below), and NOW_MS is the clock (unix ms) of the command the calling
+ * thread runs: a write that replaces a key past its TTL at that clock
+ * (store_set_*_locked) expires the old entry first, as Redis's setKey does
+ * through its write lookup — an "expired" event, a DEL journaled before
+ * the write's record, then a "new" key. A thread that never set it (0:
+ * loading) replaces such an entry like any other. One call for both: it
+ * runs for every command. */
+void store_thread_command(bool write, int64_t now_ms);
 /* Declares whether the calling thread's current command may write (the
  * dispatcher, around each handler). While a snapshot runs, a lookup made
  * by a writing command keeps a pre-image of the entry it finds, because

@@ -112,7 +112,7 @@ static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
  * version is stamped and where an entry is freed (but not by an expiry:
  * store_expire_locked). */
 extern _Thread_local uint64_t store_dirty_count;
-/* store_thread_clock: the running command's clock (0: none) */
+/* store_thread_command: the running command's clock (0: none) */
 extern _Thread_local int64_t store_cmd_now;
 
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
