@@ -1050,6 +1050,148 @@ static void test_prefetch(void)
 	store_destroy(s);
 }
 
+/* --- deletions no command made, replica mode ------------------------------------- */
+
+/* What the deletion hook saw: "E:key" / "V:key" in order. */
+struct del_log {
+	char buf[4096];
+	size_t len;
+	int n;
+};
+
+static void del_hook(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
+{
+	struct del_log *l = ctx;
+	l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, "%c%u:%.*s ",
+				   ev == STORE_EVENT_EXPIRED   ? 'E'
+				   : ev == STORE_EVENT_EVICTED ? 'V'
+							       : '?',
+				   db, (int)klen, key);
+	l->n++;
+}
+
+static void pick_one(const struct entry *e, void *ctx)
+{
+	size_t klen;
+	const char *k = entry_key(e, &klen);
+	snprintf(ctx, 64, "%.*s", (int)klen, k);
+}
+
+static void count_live(const struct entry *e, void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+static void test_delete_hook(void)
+{
+	struct store *s = store_create(2, 4);
+	struct del_log log = { .len = 0 };
+	store_set_delete_hook(s, del_hook, &log);
+	set_str(s, 0, "lazy", "v", NOW - 1);
+	set_str(s, 0, "del", "v", NOW - 1);
+	set_str(s, 1, "rnd", "v", NOW - 1);
+	set_str(s, 0, "live", "v", NOW + 100000);
+	uint64_t dirty = store_thread_dirty();
+	ok(!exists(s, 0, "lazy", NOW), "an expired key is not found");
+	ok(!del(s, 0, "del", NOW), "its delete reports false");
+	char k[64] = "";
+	ok(!store_random_key(s, 1, NOW, pick_one, k), "RANDOMKEY of only expired keys: none");
+	is_int(store_thread_dirty() - dirty, 0, "lazy expiries are no change of the caller");
+	ok(!strcmp(log.buf, "E0:lazy E0:del E1:rnd "), "each lazy expiry reported to the hook: %s", log.buf);
+	set_str(s, 0, "over", "v", NOW - 1);
+	set_str(s, 0, "over", "w", -1);
+	is_int(log.n, 3, "no command clock: a write replaces an expired key silently");
+	set_str(s, 0, "over", "v", NOW - 1);
+	store_thread_command(false, NOW);
+	set_str(s, 0, "over", "w", -1);
+	store_thread_command(false, 0);
+	ok(log.n == 4 && strstr(log.buf, "E0:over"), "with the command's clock it expires it first (setKey)");
+	ok(get_str(s, 0, "over", NOW, k, sizeof(k)) && !strcmp(k, "w"), "then writes the new value");
+	for (int i = 0; i < 50; i++) {
+		kfmt(k, "act", i);
+		set_str(s, 1, k, "v", NOW + 10);
+	}
+	log.len = 0;
+	log.n = 0;
+	store_active_expire(s, 0, 1, NOW, 1000000);
+	is_int(log.n, 0, "nothing reported before the TTL");
+	for (int r = 0; r < 100 && store_dbsize(s, 1); r++)
+		store_active_expire(s, 0, 1, NOW + 11, 1000000);
+	is_int(log.n, 50, "the active cycle reports every key it expires");
+	ok(exists(s, 0, "live", NOW + 11), "a key not due stays");
+	struct store_stats st;
+	store_stats(s, &st);
+	is_int(st.expired_keys, 54, "expired_keys counts all of them");
+	store_set_delete_hook(s, NULL, NULL);
+	store_destroy(s);
+}
+
+static void test_replica_mode(void)
+{
+	struct store *s = store_create(1, 4);
+	struct del_log log = { .len = 0 };
+	store_set_delete_hook(s, del_hook, &log);
+	store_set_replica_mode(s, true);
+	ok(store_replica_mode(s), "replica mode on");
+	char k[64];
+	for (int i = 0; i < 40; i++) {
+		kfmt(k, "gone", i);
+		set_str(s, 0, k, "v", NOW - 1);
+	}
+	set_str(s, 0, "live", "v", -1);
+	ok(!exists(s, 0, "gone:1", NOW), "an expired key is hidden");
+	is_int(store_dbsize(s, 0), 41, "but still counted and kept");
+	int n = 0;
+	store_foreach(s, 0, NOW, count_live, &n);
+	is_int(n, 1, "a walk skips it");
+	n = 0;
+	uint64_t cur = 0;
+	do
+		cur = store_scan(s, 0, cur, NOW, count_live, &n);
+	while (cur);
+	is_int(n, 1, "SCAN skips it");
+	for (int r = 0; r < 20; r++)
+		store_active_expire(s, 0, 1, NOW, 1000000);
+	is_int(store_dbsize(s, 0), 41, "the active cycle deletes nothing");
+	bool all_live = true;
+	for (int r = 0; r < 50; r++) {
+		char got[64] = "";
+		all_live &= store_random_key(s, 0, NOW, pick_one, got) && !strcmp(got, "live");
+	}
+	ok(all_live, "RANDOMKEY answers the live key, never a hidden one");
+	is_int(store_dbsize(s, 0), 41, "and deletes nothing");
+	ok(del(s, 0, "live", NOW), "the live key deleted");
+	char got[64] = "";
+	/* every key has a TTL and every one is expired: Redis's replica answers one */
+	ok(store_random_key(s, 0, NOW, pick_one, got) && !strncmp(got, "gone:", 5),
+	   "every key expired and volatile: a hidden one, as Redis's replica (%s)", got);
+	ok(del(s, 0, "gone:1", NOW), "the primary's DEL deletes a hidden key (true)");
+	is_int(store_dbsize(s, 0), 39, "counted out");
+	ok(store_evict(s, 1, STORE_EVICT_ALLKEYS_RANDOM, NOW) == 0, "eviction: nothing to do on a replica");
+	is_int(store_dbsize(s, 0), 39, "nothing evicted");
+	ok(set_str(s, 0, "gone:2", "new", -1) == 0 && exists(s, 0, "gone:2", NOW),
+	   "a write replaces a hidden key");
+	struct store_stats st;
+	store_stats(s, &st);
+	is_int(st.expired_keys + st.evicted_keys, 0, "nothing expired or evicted");
+	is_int(log.n, 0, "the deletion hook never called");
+	store_set_replica_mode(s, false);
+	ok(!exists(s, 0, "gone:3", NOW), "back to a primary: a lookup expires");
+	is_int(store_dbsize(s, 0), 38, "and deletes");
+	for (int r = 0; r < 100 && store_dbsize(s, 0) > 1; r++)
+		store_active_expire(s, 0, 1, NOW, 1000000);
+	is_int(store_dbsize(s, 0), 1, "the active cycle runs again");
+	is_int(log.n, 38, "each expiry reported");
+	store_set_active_expire(s, false);
+	set_str(s, 0, "later", "v", NOW - 1);
+	for (int r = 0; r < 20; r++)
+		store_active_expire(s, 0, 1, NOW, 1000000);
+	is_int(store_dbsize(s, 0), 2, "active expiry off: the cycle deletes nothing");
+	ok(!exists(s, 0, "later", NOW) && store_dbsize(s, 0) == 1, "a lookup still expires");
+	store_set_delete_hook(s, NULL, NULL);
+	store_destroy(s);
+}
+
 int main(void)
 {
 	zr_hash_init();
@@ -1058,6 +1200,8 @@ int main(void)
 	test_overwrite_inplace();
 	test_ttl();
 	test_active_expire();
+	test_delete_hook();
+	test_replica_mode();
 	test_resize();
 	test_scan(0);
 	test_scan(3);

@@ -203,6 +203,24 @@ static void debug_keyslot_shard(struct client *c)
 	reply_long(&c->out, (long long)store_slot_count(st, c->db, slot));
 }
 
+/* DEBUG SET-ACTIVE-EXPIRE <0|1>: as Redis, which reads the flag with atoi */
+static void debug_active_expire(struct client *c)
+{
+	store_set_active_expire(c->srv->store, atoi(c->argv[2].ptr) != 0);
+	reply_ok(&c->out);
+}
+
+/* DEBUG REPLICA-MODE <0|1>: the store's replica mode (store.h) without a
+ * primary, for tests of the expiry rule replicas follow (zarisd only) */
+static void debug_replica_mode(struct client *c)
+{
+	long long on;
+	if (!cmd_arg_ll_range(c, 2, 0, 1, &on, "ERR value is out of range"))
+		return;
+	store_set_replica_mode(c->srv->store, on != 0);
+	reply_ok(&c->out);
+}
+
 static void debug_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -216,12 +234,19 @@ static void debug_help(struct client *c)
 		"    true, false.",
 		"SLEEP <seconds>",
 		"    Stop the server for <seconds>. Decimals allowed.",
+		"SET-ACTIVE-EXPIRE <0|1>",
+		"    Setting it to 0 disables expiring keys in background when they are not",
+		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+		"    default.",
 		"JOURNAL-STALL <ms> [<limit>]",
 		"    Make the append-only log writer sleep <ms> before its next write (a slow",
 		"    disk); <limit> > 0 sets the log buffer bound in bytes (zarisd only).",
 		"KEYSLOT-SHARD <key>",
 		"    Return the key's cluster slot, the shard holding it and the number of",
 		"    keys of the database in that slot (zarisd only).",
+		"REPLICA-MODE <0|1>",
+		"    1: expire no key (hide expired ones, wait for a DEL) and evict none, as",
+		"    a replica; 0: back to a primary (zarisd only).",
 		NULL,
 	};
 	cmd_reply_help(c, help);
@@ -241,6 +266,10 @@ void cmd_debug(struct client *c)
 		debug_keyslot_shard(c);
 	else if ((c->argc == 3 || c->argc == 4) && cmd_arg_is(c, 1, "journal-stall"))
 		debug_journal_stall(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "set-active-expire"))
+		debug_active_expire(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "replica-mode"))
+		debug_replica_mode(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "log")) {
 		zr_log(ZR_LOG_WARNING, "DEBUG LOG: %.*s", (int)c->argv[2].len, c->argv[2].ptr);
 		reply_ok(&c->out);

@@ -110,6 +110,7 @@ static _Atomic uint64_t persist_ids;
 static _Thread_local struct change_slot *tl_slot;
 static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
 static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
+static _Thread_local bool tl_in_exec;	     /* running EXEC (its WATCH check, its queued commands) */
 static _Thread_local struct jbuf tl_rec;
 
 /* A thread whose work must not go on while a busy shutdown ends the
@@ -183,10 +184,14 @@ static bool gated(const struct client *c, const struct command *cmd)
 
 uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 {
-	store_thread_write_intent(cmd->flags & CMD_WRITE);
+	store_thread_command(cmd->flags & CMD_WRITE, c->now_ms);
 	/* a count said outside a command (a blocked client served after one)
 	 * is not this command's */
 	(void)store_thread_take_changes(0);
+	/* expiries met from here to EXEC's end join its transaction (the
+	 * deletion hook); EXEC's WATCH check included */
+	if (__builtin_expect(cmd->handler == cmd_exec, 0) && !(c->flags & CLIENT_IN_EXEC))
+		tl_in_exec = true;
 	struct persist *p = c->srv->persist;
 	if (p && gated(c, cmd))
 		pthread_rwlock_rdlock(&p->gate);
@@ -215,8 +220,9 @@ static unsigned encode_effect(struct client *c, const char *key, size_t klen)
 	const char *del[2] = { "DEL", key };
 	size_t dl[2] = { 3, klen };
 	effect_emit(2, del, dl, &ec);
-	struct entry *e = store_find_locked(s, c->db, key, klen, c->now_ms,
-					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+	struct entry *e =
+		store_find_locked(s, c->db, key, klen, c->now_ms,
+				  STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
 	if (!e)
 		return ec.n;
 	if (entry_type(e) == STORE_TYPE_STRING) {
@@ -253,16 +259,20 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	uint64_t stamped = store_thread_dirty() - token;
 	/* taken (and forgotten) even when nothing is counted below */
 	uint64_t changes = store_thread_take_changes(stamped);
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
+	if (exec_end)
+		tl_in_exec = false;
 	struct persist *p = c->srv->persist;
 	if (!p)
 		return;
-	if (!stamped)
+	/* an EXEC whose only records are expiries' DELs still commits them */
+	if (!stamped && !(tl_txn && exec_end))
 		goto out;
 	/* Redis's server.dirty counts changes, not commands (MSET of three
 	 * keys: 3; SADD of two new members: 2); the store counts each write it
-	 * stamps and each key freed unless the command said its count. EXEC's
-	 * commands counted themselves (EXEC ends after them). */
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
+	 * stamps and each key freed unless the command said its count (an
+	 * expiry is no change: it has its own record). EXEC's commands counted
+	 * themselves (EXEC ends after them). */
 	if (!exec_end)
 		count_changes(p, changes);
 	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
@@ -303,8 +313,12 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	jr_cmd_versions_begin(&tl_rec, nver);
 	unsigned found = 0;
 	for (int i; (i = keyiter_next(&keys)) >= 0;) {
-		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
-						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+		/* NOEXPIRE: a key the command left past its TTL (SET k v PXAT
+		 * <past>) is the primary's to expire later, after this record;
+		 * a DEL now would precede it, outside any EXEC it ran in */
+		struct entry *e = store_find_locked(
+			c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms,
+			STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
 		if (e) {
 			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
 			found++;
@@ -336,33 +350,52 @@ out:
 		pthread_rwlock_unlock(&p->gate);
 }
 
-/* The store's eviction hook: journals the eviction as DEL <key>. Runs with
- * the key's shard lock held (so the record is ordered with every command
- * on that key, and with a snapshot's instant, which holds every shard
- * lock); aof_append takes only the log's own mutex, never a shard lock. */
-static _Thread_local struct jbuf tl_evict;
+/* The store's deletion hook: journals an eviction or an expiry as DEL
+ * <key> (Redis's propagateDeletion; DEL, not UNLINK, as with
+ * lazyfree-lazy-expire no). Runs with the key's shard lock held, so the
+ * record is ordered with every command on that key and with a snapshot's
+ * instant (which holds every shard lock); aof_append takes only the log's
+ * own mutex, never a shard lock. A lazy expiry runs inside the command
+ * that met the key, so its DEL precedes that command's record (appended
+ * at persist_command_end): DEL k, then the SET or INCR that recreates k.
+ *
+ * Inside EXEC the DEL joins the transaction: a queued command can make a
+ * key expired for a later one (SET k v PXAT <past>, then GET k), and a DEL
+ * outside the transaction would then replay even when the transaction
+ * does not (a crash before its commit): it would delete the value k had
+ * before EXEC, which the transaction never replaced. As part of it, the
+ * DEL replays in its place among the queued commands, or not at all, and
+ * a key that was already expired before EXEC stays expired without it. */
+static _Thread_local struct jbuf tl_deletion;
 
 void persist_thread_exit(void)
 {
 	jbuf_free(&tl_rec);
-	jbuf_free(&tl_evict);
+	jbuf_free(&tl_deletion);
 }
 
-static void evict_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
+static void deletion_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
 {
 	struct persist *p = ctx;
-	if (ev != STORE_EVENT_EVICTED || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+	if ((ev != STORE_EVENT_EVICTED && ev != STORE_EVENT_EXPIRED) ||
+	    !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		return;
+	uint64_t txn = 0;
+	if (tl_in_exec) {
+		if (!tl_txn)
+			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
+		txn = tl_txn;
+	}
 	const char *argv[2] = { "DEL", key };
 	size_t lens[2] = { 3, klen };
-	tl_evict.len = 0;
-	size_t off = jr_cmd_begin(&tl_evict, 0, zr_time_ms(), db, 0, 1);
-	jr_cmd_argv(&tl_evict, 2, argv, lens);
-	jr_cmd_versions_begin(&tl_evict, 0);
-	jr_frame_end(&tl_evict, off);
-	aof_append(p->aof, &tl_evict, 0);
-	if (tl_evict.cap > (1u << 16))
-		jbuf_free(&tl_evict);
+	tl_deletion.len = 0;
+	size_t off = jr_cmd_begin(&tl_deletion, 0, zr_time_ms(), db, txn, 1);
+	jr_cmd_argv(&tl_deletion, 2, argv, lens);
+	jr_cmd_versions_begin(&tl_deletion, 0);
+	jr_frame_end(&tl_deletion, off);
+	aof_append(p->aof, &tl_deletion, txn);
+	if (tl_deletion.cap > (1u << 16))
+		jbuf_free(&tl_deletion);
 }
 
 /* --- saving ------------------------------------------------------------------------- */
@@ -755,7 +788,7 @@ int persist_init(struct server *srv)
 		srv->persist = NULL;
 		goto fail;
 	}
-	store_set_evict_hook(srv->store, evict_journal, p);
+	store_set_delete_hook(srv->store, deletion_journal, p);
 	return 0;
 fail:
 	zr_log(ZR_LOG_WARNING, "Fatal error loading the DB: %s. Exiting.", err);
@@ -802,7 +835,7 @@ void persist_shutdown(struct server *srv)
 	struct persist *p = srv->persist;
 	if (!p)
 		return;
-	store_set_evict_hook(srv->store, NULL, NULL);
+	store_set_delete_hook(srv->store, NULL, NULL);
 	final_save(p, false);
 	atomic_store(&p->aof_on, 0);
 	aof_destroy(p->aof);

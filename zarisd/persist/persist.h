@@ -21,18 +21,23 @@
  * directory on its own always recovers — the old one up to the cut, the
  * new one from the rewrite's snapshot on.
  *
- * Deletions no command made: an eviction (maxmemory) is journaled as
- * DEL <key>, from the store's eviction hook, under the key's shard lock
- * (so it is ordered with the commands on that key and with a snapshot's
- * instant; the append takes only the log's mutex). An expiry is not
- * journaled, and needs no record: every record replays with the wall
- * clock it first ran with and a TTL is stored as an absolute time, so a
- * replayed lookup deletes exactly the keys that were expired when the
- * command first ran, and a key the active cycle deleted comes back with
- * its expiry already past: no read returns it, and the active cycle
- * deletes it (until then DBSIZE counts it, as Redis's does for keys
- * expired but not yet collected). Only a wall clock set back between runs
- * could revive such a key; Redis has the same exposure (PEXPIREAT).
+ * Deletions no command made — evictions (maxmemory) and expiries (the
+ * active cycle, and the lazy expiry of a key a command meets past its TTL)
+ * — are journaled as DEL <key> from the store's deletion hook, under the
+ * key's shard lock (so each is ordered with the commands on that key and
+ * with a snapshot's instant; the append takes only the log's mutex). A
+ * lazy expiry's DEL precedes the record of the command that met the key;
+ * inside EXEC it is one of the transaction's records (persist.c says why).
+ * An expiry is not a change of the command that met it (Redis's dirty
+ * count leaves it out): a read that expired a key writes no record of its
+ * own. Replay needs the DELs less than a replica does — every record
+ * replays with the wall clock it first ran with and a TTL is absolute, so
+ * a replayed lookup sees the keys expired that were then — but they make
+ * the log the whole story: a key the active cycle deleted stays deleted
+ * after a restart (without its DEL it came back expired, and a wall clock
+ * set back between runs would have revived it), and a replica that never
+ * expires on its own (the store's replica mode) applies them and holds
+ * what its primary holds.
  *
  * Threads: the dispatcher hooks run on workers; saves run on the calling
  * worker (SAVE) or a background thread (BGSAVE, rules, rewrites); a cron

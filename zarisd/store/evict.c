@@ -261,22 +261,10 @@ static unsigned pool_populate(struct store *s, enum store_evict_policy policy, i
 	return total;
 }
 
-void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx)
+void store_set_delete_hook(struct store *s, store_event_fn fn, void *ctx)
 {
-	atomic_store_explicit(&s->evict_ctx, ctx, memory_order_relaxed);
-	atomic_store_explicit(&s->evict_fn, fn, memory_order_release);
-}
-
-/* Tells the persistence hook that E (of DB, lock held) is being evicted. */
-static void evict_report(struct store *s, unsigned db, const struct entry *e)
-{
-	store_event_fn fn = atomic_load_explicit(&s->evict_fn, memory_order_acquire);
-	if (fn) {
-		size_t klen;
-		const char *key = entry_key_raw(e, &klen);
-		fn(atomic_load_explicit(&s->evict_ctx, memory_order_relaxed), STORE_EVENT_EVICTED, db, key,
-		   klen);
-	}
+	atomic_store_explicit(&s->delete_ctx, ctx, memory_order_relaxed);
+	atomic_store_explicit(&s->delete_fn, fn, memory_order_release);
 }
 
 /* Deletes the best pool candidate that still exists; false when none. */
@@ -291,7 +279,7 @@ static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 		struct entry **link = dict_find(d, c->hash, c->key, c->klen);
 		if (link && (!policy_is_volatile(policy) || entry_has_ttl(*link))) {
 			store_event(s, STORE_EVENT_EVICTED, c->db, *link);
-			evict_report(s, c->db, *link);
+			store_deleted(s, STORE_EVENT_EVICTED, c->db, *link);
 			store_unlink_free(s, d, c->hash, link);
 			shard_count(&sh->evicted, 1);
 			done = true;
@@ -324,7 +312,7 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 			e = dict_random(d, &sh->rnd);
 		if (e) {
 			store_event(s, STORE_EVENT_EVICTED, db, e);
-			evict_report(s, db, e);
+			store_deleted(s, STORE_EVENT_EVICTED, db, e);
 			store_delete_entry_locked(s, db, e);
 			shard_count(&sh->evicted, 1);
 			done = true;
@@ -343,7 +331,9 @@ int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy polic
 	 * while under the limit. */
 	if (atomic_load_explicit(&s->policy, memory_order_relaxed) != (int)policy)
 		store_set_evict_policy(s, policy);
-	if (zr_mem_used() <= maxmemory)
+	/* a replica keeps what its primary keeps (Redis's
+	 * replica-ignore-maxmemory yes) */
+	if (zr_mem_used() <= maxmemory || store_is_replica(s))
 		return 0;
 	if (policy == STORE_EVICT_NOEVICTION)
 		return -ENOMEM;

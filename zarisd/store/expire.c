@@ -10,6 +10,10 @@
  * its tables get a batch of rehash steps, so that a table nobody touches
  * still finishes growing or shrinking (and frees the old one) instead of
  * keeping both, and lookups stop paying for two tables.
+ *
+ * Each expired key goes through store_expire_locked (ops.c), which hands
+ * it to the deletion hook: the journal gets a DEL. In replica mode, and
+ * after DEBUG SET-ACTIVE-EXPIRE 0, the cycle only rehashes.
  */
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
@@ -20,16 +24,9 @@
 #define EXPIRE_REHASH_STEPS 64 /* buckets moved per visit: ~10 us under the lock */
 #define EXPIRE_TIME_CHECK 16   /* shards between two clock reads */
 
-/* Deletes E of D (lock held). */
-static void unlink_free(struct store *s, struct dict *d, struct entry *e)
-{
-	size_t klen;
-	const char *k = entry_key_raw(e, &klen);
-	uint64_t h = store_key_hash(k, klen);
-	store_unlink_free(s, d, h, dict_link_of(d, h, e));
-}
-
-/* Expires what it can in D (lock held); returns keys deleted. */
+/* Expires what it can in D (lock held); returns keys deleted. Each goes
+ * through store_expire_locked: its event, its DEL for the journal, its
+ * count in expired_keys. */
 static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, struct dict *d, int64_t now_ms,
 			    int64_t deadline_us)
 {
@@ -39,8 +36,10 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 		for (uint32_t i = d->nvol; i-- > 0;) {
 			struct entry *e = d->vol[i];
 			if (entry_ttl_raw(e) < now_ms) {
-				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				unlink_free(s, d, e);
+				size_t klen;
+				const char *k = entry_key_raw(e, &klen);
+				uint64_t h = store_key_hash(k, klen);
+				store_expire_locked(s, sh, db, h, dict_link_of(d, h, e));
 				deleted++;
 			}
 		}
@@ -52,8 +51,10 @@ static unsigned expire_dict(struct store *s, struct shard *sh, unsigned db, stru
 			struct entry *e = d->vol[dict_rand(&sh->rnd) % d->nvol];
 			sampled++;
 			if (entry_ttl_raw(e) < now_ms) {
-				store_event(s, STORE_EVENT_EXPIRED, db, e);
-				unlink_free(s, d, e);
+				size_t klen;
+				const char *k = entry_key_raw(e, &klen);
+				uint64_t h = store_key_hash(k, klen);
+				store_expire_locked(s, sh, db, h, dict_link_of(d, h, e));
 				expired++;
 			}
 		}
@@ -76,6 +77,10 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		return;
 	/* Shards of this worker: worker, worker + N, worker + 2N, ... */
 	unsigned share = (s->nshards - worker + nworkers - 1) / nworkers;
+	/* a replica waits for its primary's DELs (Redis runs no expiry cycle
+	 * on a replica), DEBUG SET-ACTIVE-EXPIRE 0 stops it: only rehashing */
+	bool expire =
+		!store_is_replica(s) && !atomic_load_explicit(&s->active_expire_off, memory_order_relaxed);
 	struct expire_cursor *cur = &s->expire[worker % STORE_EXPIRE_SLOTS];
 	unsigned pos = atomic_load_explicit(&cur->next, memory_order_relaxed) % share;
 	int64_t deadline = zr_mono_us() + budget_us;
@@ -86,20 +91,17 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		struct shard *sh = store_shard(s, idx);
 		bool any = false;
 		for (unsigned db = 0; db < s->ndb && !any; db++)
-			any = dict_vkeys(&sh->db[db]) > 0 || dict_rehashing_unlocked(&sh->db[db]);
+			any = (expire && dict_vkeys(&sh->db[db]) > 0) || dict_rehashing_unlocked(&sh->db[db]);
 		if (!any)
 			continue;
 		zr_lock(&sh->lock);
-		uint64_t n = 0;
 		for (unsigned db = 0; db < s->ndb; db++) {
 			struct dict *d = &sh->db[db];
-			if (d->nvol)
-				n += expire_dict(s, sh, db, d, now_ms, deadline);
+			if (expire && d->nvol)
+				expire_dict(s, sh, db, d, now_ms, deadline);
 			if (dict_is_rehashing(d))
 				dict_rehash_step(d, EXPIRE_REHASH_STEPS);
 		}
-		if (n)
-			shard_count(&sh->expired, n);
 		zr_unlock(&sh->lock);
 	}
 	atomic_store_explicit(&cur->next, pos, memory_order_relaxed);

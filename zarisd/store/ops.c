@@ -44,6 +44,14 @@ uint64_t store_thread_dirty(void)
 	return store_dirty_count;
 }
 
+_Thread_local int64_t store_cmd_now;
+
+void store_thread_command(bool write, int64_t now_ms)
+{
+	store_write_intent = write;
+	store_cmd_now = now_ms;
+}
+
 static _Thread_local bool changes_said;
 static _Thread_local uint64_t changes_said_n;
 
@@ -87,6 +95,18 @@ void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry
 	store_entry_free(s, d, e);
 }
 
+void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry **link)
+{
+	struct dict *d = &sh->db[db];
+	struct entry *e = *link;
+	store_event(s, STORE_EVENT_EXPIRED, db, e);
+	store_deleted(s, STORE_EVENT_EXPIRED, db, e);
+	dict_unlink(d, h, link);
+	dict_vol_del(d, e);
+	entry_release(s, d, e);
+	shard_count(&sh->expired, 1);
+}
+
 /* --- find ---------------------------------------------------------------------- */
 
 struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t h,
@@ -97,10 +117,11 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *e = link ? *link : NULL;
 	if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
-		/* Redis's keyIsExpired: a key is gone once now > its TTL. */
-		store_event(s, STORE_EVENT_EXPIRED, db, e);
-		store_unlink_free(s, d, h, link);
-		shard_count(&sh->expired, 1);
+		/* Redis's keyIsExpired: a key is gone once now > its TTL. A
+		 * replica hides it and waits for its primary's DEL (Redis's
+		 * expireIfNeeded on a replica). */
+		if (!(flags & STORE_LOOKUP_NOEXPIRE) && !store_is_replica(s))
+			store_expire_locked(s, sh, db, h, link);
 		e = NULL;
 	}
 	if (!(flags & STORE_LOOKUP_NOSTATS))
@@ -154,6 +175,13 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	struct dict *d = &shd->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *old = link ? *link : NULL;
+	if (old && entry_has_ttl(old) && entry_ttl_raw(old) < store_cmd_now && !store_is_replica(s)) {
+		/* Redis's setKey looks the key up for writing: an expired one
+		 * is expired first (counted, notified, its DEL journaled before
+		 * this write's record), then the key is new */
+		store_expire_locked(s, shd, db, h, link);
+		old = NULL;
+	}
 	bool keep = (flags & STORE_SET_KEEPTTL) && old && entry_has_ttl(old);
 	int64_t ttl = keep ? entry_ttl_raw(old) : expire_ms;
 	bool has_ttl = keep || expire_ms >= 0;
@@ -379,13 +407,15 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 	struct entry **link = dict_find(d, h, key, klen);
 	if (!link)
 		return false;
-	bool expired = entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms;
-	if (expired)
-		store_event(s, STORE_EVENT_EXPIRED, db, *link);
+	/* On a replica an expired key is deleted as a live one: its
+	 * primary's DEL (Redis's replica: the master client's lookups never
+	 * see a key expired, and dbSyncDelete counts it) */
+	if (entry_has_ttl(*link) && entry_ttl_raw(*link) < now_ms && !store_is_replica(s)) {
+		store_expire_locked(s, sh, db, h, link);
+		return false;
+	}
 	store_unlink_free(s, d, h, link);
-	if (expired)
-		shard_count(&sh->expired, 1);
-	return !expired;
+	return true;
 }
 
 bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms)

@@ -279,6 +279,21 @@ void store_set_evict_policy(struct store *s, enum store_evict_policy policy)
 	atomic_store_explicit(&s->policy, (int)policy, memory_order_relaxed);
 }
 
+void store_set_replica_mode(struct store *s, bool on)
+{
+	atomic_store_explicit(&s->replica, on, memory_order_relaxed);
+}
+
+bool store_replica_mode(const struct store *s)
+{
+	return store_is_replica(s);
+}
+
+void store_set_active_expire(struct store *s, bool on)
+{
+	atomic_store_explicit(&s->active_expire_off, !on, memory_order_relaxed);
+}
+
 void store_set_maxmemory_samples(struct store *s, int samples)
 {
 	if (samples < 1)

@@ -180,9 +180,15 @@ bool entry_is_small_int(const struct entry *e);
 
 #define STORE_LOOKUP_NOTOUCH 0x1 /* do not update LRU/LFU (TYPE, TTL, OBJECT, SCAN) */
 #define STORE_LOOKUP_NOSTATS 0x2 /* do not count a keyspace hit or miss */
+/* an entry past its TTL is left in place (and NULL returned), as in
+ * replica mode: for a caller that only looks (the journal reading the
+ * versions a command left), whose lookup must not expire a key the
+ * command did not meet expired (Redis's LOOKUP_NOEXPIRE) */
+#define STORE_LOOKUP_NOEXPIRE 0x4
 
 /* Finds KEY in DB; an entry whose TTL is past NOW_MS is deleted (counted as
- * expired) and NULL returned. */
+ * expired, reported to the deletion hook) and NULL returned; in replica
+ * mode or with STORE_LOOKUP_NOEXPIRE it is left in place and NULL returned. */
 struct entry *store_find_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms,
 				int flags);
 /* Same with KEY's store_hash() already computed. */
@@ -220,7 +226,8 @@ char *store_string_overwrite_locked(struct store *s, unsigned db, struct entry *
  * accounts entry blocks and tables only; a non-string object's own memory
  * is in zr_mem_used() and read through the type's ops for MEMORY USAGE. */
 void store_modified_locked(struct store *s, unsigned db, struct entry *e);
-/* Deletes KEY; true if it existed (and had not expired). */
+/* Deletes KEY; true if it existed (and had not expired: an expired one is
+ * deleted as an expiry and reported false; in replica mode, true). */
 bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t klen, int64_t now_ms);
 bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t klen, uint64_t hash,
 			   int64_t now_ms);
@@ -290,13 +297,40 @@ typedef void (*store_event_fn)(void *ctx, enum store_event ev, unsigned db, cons
 /* Installs FN (NULL removes it); any thread, takes effect for later events.
  * One hook per store (the commands layer's keyspace notifications). */
 void store_set_event_hook(struct store *s, store_event_fn fn, void *ctx);
-/* A second hook, for persistence only (persist/ installs it): called for
- * every evicted key, under the same rules as the event hook (shard lock
- * held, before the entry is freed, KEY borrowed; it must not take shard
- * locks or call the store). An eviction is a deletion no command made, so
- * the append-only log must be told (it journals a DEL). Any thread; NULL
- * removes it. */
-void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx);
+/* A second hook, for the journal only (persist/ installs it): called for
+ * every deletion no command made — each evicted key (STORE_EVENT_EVICTED)
+ * and each expired one (STORE_EVENT_EXPIRED: deleted by the active cycle,
+ * or lazily by a lookup, a delete or RANDOMKEY that found it past its
+ * TTL) — under the same rules as the event hook (shard lock held, before
+ * the entry is freed, KEY borrowed; it must not take shard locks or call
+ * the store). The journal writes a DEL for it, so a replay or a replica
+ * deletes the same key in the same order: a lazy expiry is reported
+ * inside the command that met the key, before that command's own record.
+ * Any thread; NULL removes it. */
+void store_set_delete_hook(struct store *s, store_event_fn fn, void *ctx);
+
+/* --- replica mode -------------------------------------------------------------- */
+
+/* Replica mode (Redis's rule for replicas: expiry is the primary's, which
+ * sends a DEL for each key it expires). While on: a lookup treats a key
+ * past its TTL as absent without deleting it (reads answer nil, EXISTS 0,
+ * TYPE none; store_scan and store_foreach skip it, as always; RANDOMKEY
+ * skips it), but store_dbsize still counts it, as a Redis replica's
+ * DBSIZE does; a delete removes it as a live key (the primary's DEL: true,
+ * not counted as expired); the active expiry cycle only rehashes; and
+ * store_evict evicts nothing (Redis's replica-ignore-maxmemory). So the
+ * deletion hook is never called. A write on such a key replaces it as on
+ * a key that is not there (Redis's writable replica deletes it first and
+ * counts an expiry; a replica that refuses client writes, as the next
+ * issue's will, never meets the difference). Records applied from the primary carry the
+ * primary's clock, so their lookups see each key as the primary did.
+ * Off (the default) is a primary. Any thread; takes effect for later
+ * lookups. */
+void store_set_replica_mode(struct store *s, bool on);
+bool store_replica_mode(const struct store *s);
+/* DEBUG SET-ACTIVE-EXPIRE: ON false stops the active expiry cycle (it
+ * still rehashes); lookups still expire. Default on. Any thread. */
+void store_set_active_expire(struct store *s, bool on);
 
 /* --- expiry, eviction, accounting ------------------------------------------ */
 
@@ -306,9 +340,11 @@ void store_set_evict_hook(struct store *s, store_event_fn fn, void *ctx);
  * active rehashing). */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
-/* Changes (writes, deletions, expiries, evictions) the calling thread has
- * made so far. The dispatcher compares it around a command to know that the
- * command changed the keyspace (Redis's server.dirty). */
+/* Changes (writes, deletions, evictions) the calling thread has made so
+ * far. The dispatcher compares it around a command to know that the
+ * command changed the keyspace (Redis's server.dirty). Expiries are not
+ * counted: the deletion hook journals each, and Redis's dirty count
+ * leaves them out (a GET that met an expired key changed nothing). */
 uint64_t store_thread_dirty(void);
 /* For Redis's change count (server.dirty, INFO rdb_changes_since_last_save,
  * the save rules), a command that adds or removes elements of a collection
@@ -321,8 +357,9 @@ void store_thread_changes_are(uint64_t n);
 uint64_t store_thread_take_changes(uint64_t stamped);
 
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
- * under the limit, -ENOMEM when nothing more can be evicted (noeviction,
- * or no candidate keys). Takes shard locks itself: call holding none. */
+ * under the limit (or in replica mode, which evicts nothing), -ENOMEM
+ * when nothing more can be evicted (noeviction, or no candidate keys).
+ * Takes shard locks itself: call holding none. */
 int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy policy, int64_t now_ms);
 /* Parses/names maxmemory-policy values; -EINVAL for an unknown name. */
 int store_evict_policy_parse(const char *name);
@@ -351,6 +388,15 @@ const struct store_type_ops *store_type_ops_of(const struct store *s, enum store
 /* Loading: sets E's version to VERSION (the one saved) and raises its
  * shard's clock to at least VERSION, so later writes stay monotonic. */
 void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version);
+/* The dispatcher, before each handler: store_thread_write_intent(WRITE)
+ * (below), and NOW_MS is the clock (unix ms) of the command the calling
+ * thread runs: a write that replaces a key past its TTL at that clock
+ * (store_set_*_locked) expires the old entry first, as Redis's setKey does
+ * through its write lookup — an "expired" event, a DEL journaled before
+ * the write's record, then a "new" key. A thread that never set it (0:
+ * loading) replaces such an entry like any other. One call for both: it
+ * runs for every command. */
+void store_thread_command(bool write, int64_t now_ms);
 /* Declares whether the calling thread's current command may write (the
  * dispatcher, around each handler). While a snapshot runs, a lookup made
  * by a writing command keeps a pre-image of the entry it finds, because

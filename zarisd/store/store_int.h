@@ -71,9 +71,13 @@ struct store {
 	 * it (acquire), so a caller seeing fn sees its ctx. */
 	_Atomic(store_event_fn) event_fn;
 	void *_Atomic event_ctx;
-	/* store_set_evict_hook (evict.c): same publication rule as event_fn */
-	_Atomic(store_event_fn) evict_fn;
-	void *_Atomic evict_ctx;
+	/* store_set_delete_hook (evict.c): same publication rule as event_fn */
+	_Atomic(store_event_fn) delete_fn;
+	void *_Atomic delete_ctx;
+	/* store_set_replica_mode / store_set_active_expire; relaxed, read only
+	 * where a key is found past its TTL, by the expiry cycle and eviction */
+	_Atomic int replica;
+	_Atomic int active_expire_off;
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
 	/* snapshot (snap.c): 1 while one runs; relaxed, the hooks' fast check */
 	_Atomic int snap_active;
@@ -132,8 +136,11 @@ static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
  * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
  * is strictly monotonic per shard and roughly time-ordered across them. */
 /* Modifications made by this thread (store_thread_dirty): counted where a
- * version is stamped and where an entry is freed. */
+ * version is stamped and where an entry is freed (but not by an expiry:
+ * store_expire_locked). */
 extern _Thread_local uint64_t store_dirty_count;
+/* store_thread_command: the running command's clock (0: none) */
+extern _Thread_local int64_t store_cmd_now;
 
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
 {
@@ -170,6 +177,34 @@ static inline void store_event(const struct store *s, enum store_event ev, unsig
 		   klen);
 	}
 }
+
+/* Reports EV (expired or evicted) for entry E of DB to the deletion hook,
+ * if any (lock held): a deletion no command made (store_set_delete_hook). */
+static inline void store_deleted(const struct store *s, enum store_event ev, unsigned db,
+				 const struct entry *e)
+{
+	store_event_fn fn = atomic_load_explicit(&((struct store *)s)->delete_fn, memory_order_acquire);
+	if (fn) {
+		size_t klen;
+		const char *key = entry_key_raw(e, &klen);
+		fn(atomic_load_explicit(&((struct store *)s)->delete_ctx, memory_order_relaxed), ev, db, key,
+		   klen);
+	}
+}
+
+static inline bool store_is_replica(const struct store *s)
+{
+	return atomic_load_explicit(&((struct store *)s)->replica, memory_order_relaxed);
+}
+
+/* Deletes the expired entry *LINK (key hash H) of database DB of shard SH
+ * (lock held)
+ * the way every expiry does (ops.c): the "expired" event, the deletion
+ * hook (which journals a DEL), then unlink and free, counted in INFO's
+ * expired_keys but not as a change the running command made: Redis's
+ * server.dirty leaves expiries out, and the DEL record stands for it, so
+ * a read that met an expired key is no write. Never in replica mode. */
+void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry **link);
 
 /* The ops of every non-string type, indexed by enum store_type (types.c);
  * NULL for strings. */

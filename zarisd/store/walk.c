@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -213,11 +214,51 @@ int store_pick_shard(struct store *s, unsigned db, bool volatile_only)
 	return -1;
 }
 
+#define RANDOM_KEY_TRIES 100
+
+/* A replica's RANDOMKEY when RANDOM_KEY_TRIES draws met only hidden keys
+ * and the database holds keys without a TTL: the first live key from a
+ * random shard on (a primary deletes what it draws, so its draws end). */
+struct first_live {
+	int64_t now_ms;
+	const struct entry *e;
+};
+
+static void find_live(struct entry *e, void *arg)
+{
+	struct first_live *fl = arg;
+	if (!fl->e && !(entry_has_ttl(e) && entry_ttl_raw(e) < fl->now_ms))
+		fl->e = e;
+}
+
+static bool random_live_sweep(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+{
+	unsigned start = (unsigned)(store_rand() & (s->nshards - 1));
+	for (unsigned i = 0; i < s->nshards; i++) {
+		struct shard *sh = store_shard(s, (start + i) & (s->nshards - 1));
+		if (!dict_keys(&sh->db[db]))
+			continue;
+		struct first_live fl = { now_ms, NULL };
+		shard_lock(sh);
+		dict_foreach(&sh->db[db], find_live, &fl);
+		if (fl.e)
+			fn(fl.e, ctx);
+		shard_unlock(sh);
+		if (fl.e)
+			return true;
+	}
+	return false;
+}
+
 bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
 	/* Expired keys met on the way are deleted, like Redis's RANDOMKEY;
-	 * the bound keeps a keyspace full of expired keys from looping. */
-	for (int tries = 0; tries < 100; tries++) {
+	 * the bound keeps a keyspace full of expired keys from looping. A
+	 * replica skips them without deleting, and when every key has a TTL
+	 * answers the last one drawn, expired or not (Redis's dbRandomKey on
+	 * a replica, which would loop forever otherwise). */
+	bool replica = store_is_replica(s);
+	for (int tries = 0; tries < RANDOM_KEY_TRIES; tries++) {
 		int idx = store_pick_shard(s, db, false);
 		if (idx < 0)
 			return false;
@@ -226,10 +267,16 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 		shard_lock(sh);
 		struct entry *e = dict_random(d, &sh->rnd);
 		if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
-			store_event(s, STORE_EVENT_EXPIRED, db, e);
-			store_delete_entry_locked(s, db, e);
-			shard_count(&sh->expired, 1);
-			e = NULL;
+			if (!replica) {
+				size_t klen;
+				const char *k = entry_key_raw(e, &klen);
+				uint64_t h = store_key_hash(k, klen);
+				store_expire_locked(s, sh, db, h, dict_link_of(d, h, e));
+				e = NULL;
+			} else if (tries < RANDOM_KEY_TRIES - 1 ||
+				   store_dbsize(s, db) != store_expires_count(s, db)) {
+				e = NULL;
+			}
 		}
 		if (e)
 			fn(e, ctx);
@@ -237,7 +284,7 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 		if (e)
 			return true;
 	}
-	return false;
+	return replica && random_live_sweep(s, db, now_ms, fn, ctx);
 }
 
 void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint64_t *expires_bytes)
