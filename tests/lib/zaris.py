@@ -745,12 +745,13 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
     return c
 
 
-def compare_scenarios(scenarios, threads=2):
+def compare_scenarios(scenarios, threads=2, extra=()):
     """Runs SCENARIOS(server) -> [(name, [raw replies])] against redis-server
-    and zarisd, one TAP line per scenario, the differing steps as
-    diagnostics; exits with done_testing()'s status."""
-    want = scenarios(start_redis())
-    got = scenarios(start_zarisd(threads=threads))
+    and zarisd (both started with the flags EXTRA), one TAP line per
+    scenario, the differing steps as diagnostics; exits with
+    done_testing()'s status."""
+    want = scenarios(start_redis(extra=extra))
+    got = scenarios(start_zarisd(threads=threads, extra=extra))
     plan(len(want))
     for (name, w), (_, g) in zip(want, got):
         if not ok(w == g, name):

@@ -25,7 +25,7 @@ struct multi_state {
 	struct multi_cmd *cmds;
 	int ncmds, cap;
 	bool doomed;	    /* a queued command was rejected */
-	bool wholedb;	    /* a queued command walks the keyspace: EXEC locks all */
+	bool wholedb;	    /* a queued command walks the keyspace or locks itself: EXEC locks all */
 	uint32_t cmd_flags; /* the queued rows' flags, OR-ed (Redis's mstate.cmd_flags) */
 };
 
@@ -93,7 +93,7 @@ void multi_queue(struct client *c, const struct command *cmd)
 	q->cmd = cmd;
 	q->argc = c->argc;
 	q->argv = copy_argv(c->argv, c->argc);
-	if (cmd->flags & CMD_WHOLEDB)
+	if (cmd->flags & (CMD_WHOLEDB | CMD_SELFLOCK))
 		m->wholedb = true;
 	m->cmd_flags |= cmd->flags;
 	reply_simple(&c->out, "QUEUED");

@@ -346,7 +346,7 @@ static struct command command_rows[] = {
 	CONTAINER("config", -2, 0, config_subcommands, "server", "2.0.0", "A container for server configuration commands."),
 	ROW("time", 1, L | S | F | KL, 0, 0, 0, cmd_time, "server", "2.6.0", "Returns the server time."),
 	ROW("lastsave", 1, L | S | F | KL, 0, 0, 0, cmd_lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk."),
-	ROW("debug", -2, A | NS | L | S | KL | PR, 0, 0, 0, cmd_debug, "server", "1.0.0", "A container for debugging commands."),
+	ROW("debug", -2, A | NS | L | S | KL | PR | CMD_SELFLOCK, 0, 0, 0, cmd_debug, "server", "1.0.0", "A container for debugging commands."),
 	CONTAINER("slowlog", -2, 0, slowlog_subcommands, "server", "2.2.12", "A container for slow log commands."),
 	CONTAINER("latency", -2, 0, latency_subcommands, "server", "2.8.13", "A container for latency diagnostics commands."),
 	ROW("shutdown", -1, A | NS | L | S | KL | CMD_NOMULTI, 0, 0, 0, cmd_shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server."),

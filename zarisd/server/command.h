@@ -32,7 +32,10 @@ typedef void (*cmd_handler_fn)(struct client *c);
  * WHOLEDB   walks the keyspace itself (takes shard locks one at a time)
  * CONTAINER has subcommands; dispatch goes to the subcommand row
  * PROTECTED refused unless its enable-*-command setting allows the client
- *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0) */
+ *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0)
+ * SELFLOCK  keyless in the table but takes a key's shard lock itself (DEBUG
+ *           OBJECT): queued in MULTI, EXEC takes every lock, as for WHOLEDB,
+ *           so that lock is already held (zarisd's own; never shown) */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -50,6 +53,7 @@ enum cmd_flag {
 	CMD_WHOLEDB = 1u << 13,
 	CMD_CONTAINER = 1u << 14,
 	CMD_PROTECTED = 1u << 15,
+	CMD_SELFLOCK = 1u << 16,
 };
 
 struct command {
