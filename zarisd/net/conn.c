@@ -163,8 +163,8 @@ bool conn_check_stall(struct conn *c, int64_t now_ms)
 	return true;
 }
 
-bool conn_check_output_limits(struct conn *c, int64_t now_ms, unsigned long long hard,
-			      unsigned long long soft, long long secs)
+bool conn_output_over(struct conn *c, int64_t now_ms, unsigned long long hard, unsigned long long soft,
+		      long long secs)
 {
 	size_t used = c->out->bytes;
 	bool over = hard && used > hard;

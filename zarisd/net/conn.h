@@ -99,7 +99,6 @@ struct conn {
 	bool close_after_send;
 	bool obuf_overflow;	    /* over the output limit: closed without sending */
 	bool outbound;		    /* made by conn_connect */
-	int inflight;		    /* backend operations still holding the conn */
 	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
 	struct conn *next, *prev;   /* worker's list of all conns */
 	struct conn *send_next;	    /* worker's pending-send list */
@@ -172,9 +171,21 @@ bool conn_release(struct conn *c);
 bool conn_check_stall(struct conn *c, int64_t now_ms);
 /* Checks output limits HARD and SOFT (0 = none; SOFT for more than SECS
  * seconds) against the output queued; false when C must be closed
- * (logged). The session picks the limits (its client class). */
-bool conn_check_output_limits(struct conn *c, int64_t now_ms, unsigned long long hard,
-			      unsigned long long soft, long long secs);
+ * (logged). The session picks the limits (its client class).
+ * conn_output_over() is its part for output over one of them. */
+bool conn_output_over(struct conn *c, int64_t now_ms, unsigned long long hard, unsigned long long soft,
+		      long long secs);
+static inline bool conn_check_output_limits(struct conn *c, int64_t now_ms, unsigned long long hard,
+					    unsigned long long soft, long long secs)
+{
+	size_t used = c->out->bytes;
+	/* the common case, inline: under both limits */
+	if ((!hard || used <= hard) && (!soft || used <= soft)) {
+		c->obuf_soft_since_ms = 0;
+		return true;
+	}
+	return conn_output_over(c, now_ms, hard, soft, secs);
+}
 /* Accounts N bytes of *c->out written to the socket by a backend: drops
  * them from the buffer; like Redis, a write is an interaction, so a
  * client that is sent a reply or a message is not idle (--timeout). Ends a
