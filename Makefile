@@ -84,7 +84,11 @@ $(ZCONF_A): $(call obj,$(CONFIG_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(SUP_LIB_A): $(call obj,$(SUP_LIB))
+# The supervisor reads replies with zarisd's RESP reply reader (pure, no
+# I/O): its object joins the supervisor's archive.
+SUP_PROTO    := zarisd/proto/resp_reader.c
+
+$(SUP_LIB_A): $(call obj,$(SUP_LIB) $(SUP_PROTO))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 

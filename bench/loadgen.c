@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "bench/procstat.h"
-#include "bench/rscan.h"
+#include "zarisd/proto/resp_reader.h"
 
 #define LG_RBUF_MIN (64 * 1024)
 #define LG_EVENTS 256
@@ -171,8 +171,8 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 	size_t pos = 0;
 
 	while (pos < c->rlen) {
-		enum rscan_kind kind;
-		long len = rscan_value(c->rbuf + pos, c->rlen - pos, &kind);
+		struct resp_reply rep;
+		long len = resp_reader_next(c->rbuf + pos, c->rlen - pos, &rep);
 
 		if (len == 0)
 			break;
@@ -180,7 +180,7 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 			conn_fail(w, c, "protocol error in reply");
 			return;
 		}
-		if (kind == RSCAN_PUSH) {
+		if (rep.type == RESP_REPLY_PUSH) {
 			w->r.pushes++;
 			pos += (size_t)len;
 			continue;
@@ -193,10 +193,10 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 		c->answered++;
 		w->in_flight--;
 		w->r.ops++;
-		if (kind == RSCAN_ERROR) {
+		if (rep.type == RESP_REPLY_ERROR) {
 			w->r.errors++;
 			note_error(w, "%.*s", c->rbuf + pos, (size_t)len > 2 ? (size_t)len - 2 : 0);
-		} else if (kind == RSCAN_NIL) {
+		} else if (rep.type == RESP_REPLY_NULL) {
 			w->r.nils++;
 		}
 		pos += (size_t)len;

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bench/rscan.h"
+#include "zarisd/proto/resp_reader.h"
 
 #define SC_BUF_MIN (64 * 1024)
 #define SC_OUT_MAX (64u * 1024 * 1024) /* a client that never reads is dropped */
@@ -111,9 +111,8 @@ static int sc_process(struct sc_loop *l, struct sc_conn *c)
 		long len;
 
 		if (*p == '*') {
-			enum rscan_kind kind;
-
-			len = rscan_value(p, avail, &kind);
+			/* a request is an array of bulk strings: a reply's shape */
+			len = resp_reader_next(p, avail, NULL);
 			if (len < 0)
 				return -1;
 		} else {

@@ -1,6 +1,7 @@
 /* health — a small non-blocking RESP2 client for health checks and live
- * CONFIG SETs. See health.h. Replies are parsed only as far as the checks
- * need: a status or error line, or a bulk string (INFO). An error reply, a
+ * CONFIG SETs. See health.h. Replies are read with zarisd's RESP reply
+ * reader (proto/resp_reader) and taken only as far as the checks need: a
+ * status, an error, an integer, or a bulk string (INFO). An error reply, a
  * PING not answered with PONG, an unexpected reply type, EOF or the deadline
  * all end the exchange as failed with a one-line reason.
  */
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "zarisd/proto/resp_reader.h"
 
 #define SV_HEALTH_MAX_REPLY (1 << 20)
 
@@ -160,50 +163,79 @@ void sv_health_parse_info(const char *text, size_t len, struct sv_info *info)
 	}
 }
 
+/* The first line of the reply at P (at most N bytes), for a message. */
+static const char *first_line(const char *p, size_t n, char *buf, size_t size)
+{
+	const char *cr = memchr(p, '\r', n);
+	size_t len = cr ? (size_t)(cr - p) : n;
+
+	snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), p);
+	return buf;
+}
+
 /* Parses complete replies at the front of the buffer. Returns false when
  * the exchange has ended (done set). */
 static bool parse_replies(struct sv_health *h)
 {
 	size_t off = 0;
+	char line[160];
 
 	while (off < h->in_len) {
-		char *p = h->in + off;
-		char *crlf = memmem(p, h->in_len - off, "\r\n", 2);
-		size_t hdr;
+		const char *p = h->in + off;
+		size_t avail = h->in_len - off;
+		struct resp_reply r;
+		long n = resp_reader_next(p, avail, &r);
+		long long blen;
 
-		if (!crlf)
+		if (n == 0) {
+			/* a bulk's length is known before its bytes: refuse at once
+			 * what the checks would never take */
+			const char *cr = p[0] == '$' ? memchr(p, '\r', avail) : NULL;
+
+			if (cr &&
+			    (!resp_reader_int(p + 1, cr, &blen) || blen < 0 || blen > SV_HEALTH_MAX_REPLY)) {
+				finish(h, false, "unexpected bulk reply %s",
+				       first_line(p, avail, line, sizeof(line)));
+				return false;
+			}
 			break;
-		hdr = (size_t)(crlf - p) + 2;
-		*crlf = '\0';
-		if (p[0] == '-') {
-			finish(h, false, "error reply: %.150s", p + 1);
-			return false;
-		} else if (p[0] == '+') {
-			/* The last command but one is PING when INFO follows it; any
-			 * status that is not PONG there means something else answers. */
-			if (h->n_replies == h->n_cmds - 2 && strcmp(p + 1, "PONG") != 0) {
-				finish(h, false, "PING answered %.150s", p + 1);
-				return false;
-			}
-			off += hdr;
-		} else if (p[0] == '$') {
-			long long blen = strtoll(p + 1, NULL, 10);
-
-			if (blen < 0 || blen > SV_HEALTH_MAX_REPLY) {
-				finish(h, false, "unexpected bulk reply %s", p);
-				return false;
-			}
-			*crlf = '\r';
-			if (h->in_len - off < hdr + (size_t)blen + 2)
-				break; /* wait for the rest of the bulk */
-			sv_health_parse_info(p + hdr, (size_t)blen, &h->info);
-			off += hdr + (size_t)blen + 2;
-		} else if (p[0] == ':') {
-			off += hdr;
-		} else {
-			finish(h, false, "unexpected reply %.100s", p);
+		}
+		if (n < 0 && p[0] != '$' && p[0] != '-' && p[0] != '+' && p[0] != ':') {
+			finish(h, false, "unexpected reply %s", first_line(p, avail, line, 101));
 			return false;
 		}
+		if (n < 0) {
+			finish(h, false, "malformed reply %s", first_line(p, avail, line, 101));
+			return false;
+		}
+		if (r.type == RESP_REPLY_ERROR && p[0] == '-') {
+			snprintf(line, sizeof(line), "%.*s", (int)(r.len < 150 ? r.len : 150), r.str);
+			finish(h, false, "error reply: %s", line);
+			return false;
+		} else if (r.type == RESP_REPLY_STATUS) {
+			/* The last command but one is PING when INFO follows it; any
+			 * status that is not PONG there means something else answers. */
+			if (h->n_replies == h->n_cmds - 2 && !(r.len == 4 && memcmp(r.str, "PONG", 4) == 0)) {
+				snprintf(line, sizeof(line), "%.*s", (int)(r.len < 150 ? r.len : 150), r.str);
+				finish(h, false, "PING answered %s", line);
+				return false;
+			}
+		} else if (r.type == RESP_REPLY_BULK) {
+			if (r.len > SV_HEALTH_MAX_REPLY) {
+				finish(h, false, "unexpected bulk reply %s",
+				       first_line(p, avail, line, sizeof(line)));
+				return false;
+			}
+			sv_health_parse_info(r.str, r.len, &h->info);
+		} else if (p[0] == '$') {
+			finish(h, false, "unexpected bulk reply %s",
+			       first_line(p, avail, line, sizeof(line)));
+			return false;
+		} else if (r.type != RESP_REPLY_INT) {
+			finish(h, false, "unexpected reply %s", first_line(p, avail, line, 101));
+			return false;
+		}
+		off += (size_t)n;
 		h->n_replies++;
 		if (h->n_replies == h->n_cmds) {
 			finish(h, true, "", "");

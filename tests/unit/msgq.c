@@ -59,6 +59,17 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* A worker message: records the order it ran in among client messages,
+ * and the ctx it got. */
+static int worker_runs, worker_after_client;
+static void *worker_ctx_seen = (void *)1;
+static void for_worker(void *ctx, void *arg)
+{
+	worker_runs++;
+	worker_ctx_seen = ctx;
+	worker_after_client = gone_calls == *(int *)arg;
+}
+
 static void touched(struct client *c, void *ctx)
 {
 	(*(int *)ctx)++;
@@ -107,10 +118,22 @@ int main(void)
 	msgq_post(&srv, 0, 7, deliver, m);
 	msgq_drain(&srv, 0, touched, &touches);
 	is_int(gone_calls, 1, "a message for a gone client runs with NULL (payload released)");
+	/* a message for the worker itself, after one for a client: it runs
+	 * in order, with the drain's ctx, and the client was not touched */
+	int expect_gone = 2;
+	m = zr_malloc(sizeof(*m));
+	msgq_post(&srv, 0, 7, deliver, m);
+	msgq_post_worker(&srv, 0, for_worker, &expect_gone);
+	int before = touches;
+	is_int(msgq_drain(&srv, 0, touched, &touches), 2, "a worker message counts as a message");
+	ok(worker_runs == 1 && worker_after_client, "a worker message runs once, in post order");
+	ok(worker_ctx_seen == &touches && touches == before, "with the drain's ctx, touching no client");
+	msgq_post_worker(&srv, 0, for_worker, &expect_gone);
 	m = zr_malloc(sizeof(*m));
 	msgq_post(&srv, 0, 7, deliver, m);
 	msgq_destroy(srv.msgq);
-	is_int(gone_calls, 2, "destroy releases queued messages");
+	is_int(gone_calls, 3, "destroy releases queued messages");
+	ok(worker_runs == 2 && worker_ctx_seen == NULL, "a worker message queued at destroy runs with NULL");
 	registry_destroy(srv.clients);
 	return done_testing();
 }

@@ -6,7 +6,8 @@
  * written at its end with writev. While a conn's requests are held for
  * backpressure (conn_reading() false, conn.h) EPOLLIN is dropped, so its
  * bytes stay in the socket; EPOLLHUP/EPOLLERR still come, and a held conn
- * always has output to write, whose failure closes it.
+ * always has output to write, whose failure closes it. An outbound conn
+ * is watched for writing until its non-blocking connect completes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ static int epoll_init(struct worker *w)
 		return rc;
 	}
 	for (int i = 0; i < w->nlisten; i++)
-		ep_add(e->epfd, w->listen_fds[i], EPOLLIN, ((uint64_t)i << 3) | EP_LISTENER);
+		ep_add(e->epfd, w->listeners[i].fd, EPOLLIN, ((uint64_t)i << 3) | EP_LISTENER);
 	ep_add(e->epfd, w->event_fd, EPOLLIN, EP_EVENTFD);
 	w->bstate = e;
 	return 0;
@@ -100,8 +101,8 @@ static void epoll_send(struct worker *w, struct conn *c)
 	struct epoll_state *e = w->bstate;
 	struct iovec iov[EPOLL_IOV];
 	bool blocked = false;
-	while (c->client.out.bytes) {
-		int n = obuf_iov(&c->client.out, iov, EPOLL_IOV);
+	while (c->out->bytes) {
+		int n = obuf_iov(c->out, iov, EPOLL_IOV);
 		ssize_t r = writev(c->fd, iov, n);
 		STAT_INC(w->stats, total_writes);
 		if (r < 0) {
@@ -111,6 +112,7 @@ static void epoll_send(struct worker *w, struct conn *c)
 			}
 			if (errno == EINTR)
 				continue;
+			c->error = -errno;
 			epoll_close_conn(w, c);
 			return;
 		}
@@ -126,13 +128,13 @@ static void epoll_send(struct worker *w, struct conn *c)
 static void on_listener(struct worker *w, struct epoll_state *e, int idx)
 {
 	for (int i = 0; i < 64; i++) { /* bounded: let other events run too */
-		int fd = accept4(w->listen_fds[idx], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(w->listeners[idx].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				zr_log(ZR_LOG_WARNING, "accept: %s", strerror(errno));
 			return;
 		}
-		struct conn *c = worker_accept(w, fd);
+		struct conn *c = worker_accept(w, idx, fd);
 		if (c && ep_add(e->epfd, fd, EPOLLIN, (uint64_t)(uintptr_t)c) < 0)
 			epoll_close_conn(w, c);
 	}
@@ -157,10 +159,38 @@ static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c)
 			break;
 		if (r < 0 && errno == EINTR)
 			continue;
-		epoll_close_conn(w, c); /* EOF or error */
+		if (r < 0)
+			c->error = -errno; /* the session learns it; EOF is an orderly close */
+		epoll_close_conn(w, c);
 		return;
 	}
 	epoll_reading(w, c);
+}
+
+/* Outbound: a non-blocking connect, watched for writing until it
+ * completes (on_connect). */
+static void epoll_connect(struct worker *w, struct conn *c)
+{
+	struct epoll_state *e = w->bstate;
+	if (connect(c->fd, (struct sockaddr *)&c->peer, c->peer_len) < 0 && errno != EINPROGRESS) {
+		worker_connected(w, c, -errno); /* closed; freed by reap() after this turn */
+		return;
+	}
+	c->epollout = true;
+	c->epoll_noin = true;
+	if (ep_add(e->epfd, c->fd, EPOLLOUT, (uint64_t)(uintptr_t)c) < 0)
+		worker_connected(w, c, -errno);
+}
+
+static void on_connect(struct worker *w, struct epoll_state *e, struct conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	worker_connected(w, c, -err);
+	if (c->state == CONN_OPEN)
+		set_epollout(e, c, c->send_queued); /* read; write once output is queued */
 }
 
 /* Frees the conns closed so far; called after worker_turn_end(), when no
@@ -192,6 +222,8 @@ static void epoll_run(struct worker *w)
 				worker_woken(w);
 			} else {
 				struct conn *c = (struct conn *)(uintptr_t)ck;
+				if (c->state == CONN_CONNECTING)
+					on_connect(w, e, c);
 				if (c->state != CONN_OPEN)
 					continue;
 				if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
@@ -228,6 +260,7 @@ const struct net_backend net_backend_epoll = {
 	.close_conn = epoll_close_conn,
 	.send = epoll_send,
 	.reading = epoll_reading,
+	.connect = epoll_connect,
 	.released = epoll_released,
 	.destroy = epoll_destroy,
 };

@@ -11,7 +11,8 @@
 struct mail {
 	struct mail *next;
 	uint64_t client_id;
-	mail_fn fn;
+	mail_fn fn;	    /* for a client, or */
+	msgq_worker_fn wfn; /* for the worker itself */
 	void *arg;
 };
 
@@ -40,6 +41,12 @@ static void run_all(struct mail *m, struct server *srv, unsigned worker, mail_to
 {
 	while (m) {
 		struct mail *next = m->next;
+		if (m->wfn) {
+			m->wfn(srv ? ctx : NULL, m->arg);
+			zr_free(m);
+			m = next;
+			continue;
+		}
 		struct client *c = srv ? registry_find_local(srv->clients, worker, m->client_id) : NULL;
 		m->fn(c, m->arg);
 		if (c && touched)
@@ -61,13 +68,8 @@ void msgq_destroy(struct msgq *mb)
 	zr_free(mb);
 }
 
-void msgq_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
+static void post(struct server *srv, unsigned worker, struct mail *m)
 {
-	struct mail *m = zr_malloc(sizeof(*m));
-	m->next = NULL;
-	m->client_id = client_id;
-	m->fn = fn;
-	m->arg = arg;
 	struct inbox *in = &srv->msgq->inboxes[worker];
 	pthread_mutex_lock(&in->lock);
 	bool was_empty = in->head == NULL;
@@ -80,6 +82,20 @@ void msgq_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn 
 	/* one wake-up per batch: the drain takes everything queued so far */
 	if (was_empty)
 		server_wake(srv, worker);
+}
+
+void msgq_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
+{
+	struct mail *m = zr_malloc(sizeof(*m));
+	*m = (struct mail){ .client_id = client_id, .fn = fn, .arg = arg };
+	post(srv, worker, m);
+}
+
+void msgq_post_worker(struct server *srv, unsigned worker, msgq_worker_fn fn, void *arg)
+{
+	struct mail *m = zr_malloc(sizeof(*m));
+	*m = (struct mail){ .wfn = fn, .arg = arg };
+	post(srv, worker, m);
 }
 
 unsigned msgq_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)

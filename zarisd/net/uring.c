@@ -33,8 +33,13 @@
  * first chunk; replies produced during a loop turn are sent once at its
  * end (worker_turn_end). A short send re-queues the rest.
  *
- * Close: the recv is cancelled by its cookie; the conn is freed once
- * neither a recv nor a send holds it.
+ * Connect (an outbound conn, worker_connect): one connect SQE; its
+ * completion tells the worker (worker_connected), which arms the recv on
+ * success and closes the conn with the error otherwise.
+ *
+ * Close: the recv (or a pending connect) is cancelled by its cookie; the
+ * conn is freed once neither a recv, a send nor a connect holds it. A
+ * failed recv or send is the error the session's close learns.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -67,6 +72,7 @@ enum uring_tag {
 	TAG_SEND = 3,
 	TAG_EVENT = 4,
 	TAG_CANCEL = 5,
+	TAG_CONNECT = 6,
 };
 #define TAG_BITS 3
 #define TAG_MASK ((1ULL << TAG_BITS) - 1)
@@ -98,7 +104,7 @@ static struct io_uring_sqe *get_sqe(struct uring_state *u)
 static void arm_accept(struct uring_state *u, struct worker *w, int idx)
 {
 	struct io_uring_sqe *sqe = get_sqe(u);
-	io_uring_prep_multishot_accept(sqe, w->listen_fds[idx], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	io_uring_prep_multishot_accept(sqe, w->listeners[idx].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, ((uint64_t)idx << TAG_BITS) | TAG_ACCEPT);
 }
 
@@ -194,7 +200,8 @@ static int uring_init(struct worker *w)
  * flight, not on the worker's pending-send list. */
 static void maybe_free(struct worker *w, struct conn *c)
 {
-	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight && !c->send_queued) {
+	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight && !c->send_queued &&
+	    !c->connect_inflight) {
 		worker_unlink(w, c);
 		conn_destroy(c);
 	}
@@ -210,6 +217,11 @@ static void uring_close_conn(struct worker *w, struct conn *c)
 	if (c->recv_armed) {
 		struct io_uring_sqe *sqe = get_sqe(u);
 		io_uring_prep_cancel64(sqe, c->recv_user_data, 0);
+		io_uring_sqe_set_data64(sqe, TAG_CANCEL);
+	}
+	if (c->connect_inflight) {
+		struct io_uring_sqe *sqe = get_sqe(u);
+		io_uring_prep_cancel64(sqe, cookie_ptr(c, TAG_CONNECT), 0);
 		io_uring_sqe_set_data64(sqe, TAG_CANCEL);
 	}
 	/* a send stuck on a full socket buffer completes with an error */
@@ -242,7 +254,7 @@ static void uring_send(struct worker *w, struct conn *c)
 	if (c->send_inflight || c->state != CONN_OPEN)
 		return;
 	struct iovec iov;
-	if (obuf_iov(&c->client.out, &iov, 1) == 0)
+	if (obuf_iov(c->out, &iov, 1) == 0)
 		return;
 	struct io_uring_sqe *sqe = get_sqe(u);
 	io_uring_prep_send(sqe, c->fd, iov.iov_base, iov.iov_len, MSG_NOSIGNAL);
@@ -271,7 +283,9 @@ static void on_recv(struct worker *w, struct uring_state *u, struct conn *c, str
 	} else if (res != -ENOBUFS && !(res == -ECANCELED && stopping)) {
 		/* 0 = peer closed; -ECANCELED after our own cancel (of a
 		 * closing conn; a backpressure cancel only stops reading);
-		 * others are errors */
+		 * others are errors, which the session learns */
+		if (res < 0 && res != -ECANCELED && c->state == CONN_OPEN)
+			c->error = res;
 		uring_close_conn(w, c);
 	}
 	uring_reading(w, c);
@@ -283,10 +297,12 @@ static void on_send(struct worker *w, struct uring_state *u, struct conn *c, int
 	(void)u;
 	c->send_inflight = false;
 	if (res < 0) {
+		if (c->state == CONN_OPEN)
+			c->error = res;
 		uring_close_conn(w, c);
 	} else if (c->state == CONN_OPEN) {
 		conn_sent(c, (size_t)res);
-		if (c->client.out.bytes || c->close_after_send || c->bp_release)
+		if (c->out->bytes || c->close_after_send || c->bp_release)
 			worker_queue_send(w, c);
 	}
 	maybe_free(w, c);
@@ -295,7 +311,7 @@ static void on_send(struct worker *w, struct uring_state *u, struct conn *c, int
 static void on_accept(struct worker *w, struct uring_state *u, int idx, struct io_uring_cqe *cqe)
 {
 	if (cqe->res >= 0) {
-		struct conn *c = worker_accept(w, cqe->res);
+		struct conn *c = worker_accept(w, idx, cqe->res);
 		if (c)
 			arm_recv(u, c);
 	} else if (cqe->res != -EAGAIN && cqe->res != -ECANCELED) {
@@ -305,12 +321,33 @@ static void on_accept(struct worker *w, struct uring_state *u, int idx, struct i
 		arm_accept(u, w, idx);
 }
 
+static void uring_connect(struct worker *w, struct conn *c)
+{
+	struct uring_state *u = w->bstate;
+	struct io_uring_sqe *sqe = get_sqe(u);
+	io_uring_prep_connect(sqe, c->fd, (struct sockaddr *)&c->peer, c->peer_len);
+	io_uring_sqe_set_data64(sqe, cookie_ptr(c, TAG_CONNECT));
+	c->connect_inflight = true;
+}
+
+static void on_connect(struct worker *w, struct uring_state *u, struct conn *c, int res)
+{
+	c->connect_inflight = false;
+	if (c->state == CONN_CONNECTING) {
+		worker_connected(w, c, res);
+		if (c->state == CONN_OPEN)
+			arm_recv(u, c);
+	}
+	maybe_free(w, c);
+}
+
 static void handle_cqe(struct worker *w, struct uring_state *u, struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
 	enum uring_tag tag = (enum uring_tag)(ud & TAG_MASK);
-	u->handling =
-		(tag == TAG_RECV || tag == TAG_SEND) ? (struct conn *)(uintptr_t)(ud & ~TAG_MASK) : NULL;
+	u->handling = (tag == TAG_RECV || tag == TAG_SEND || tag == TAG_CONNECT)
+			      ? (struct conn *)(uintptr_t)(ud & ~TAG_MASK)
+			      : NULL;
 	switch (tag) {
 	case TAG_ACCEPT:
 		on_accept(w, u, (int)(ud >> TAG_BITS), cqe);
@@ -325,6 +362,9 @@ static void handle_cqe(struct worker *w, struct uring_state *u, struct io_uring_
 		worker_woken(w);
 		if (!worker_stopping(w))
 			arm_event(u, w);
+		break;
+	case TAG_CONNECT:
+		on_connect(w, u, (struct conn *)(uintptr_t)(ud & ~TAG_MASK), cqe->res);
 		break;
 	case TAG_CANCEL:
 		break;
@@ -403,6 +443,7 @@ const struct net_backend net_backend_uring = {
 	.close_conn = uring_close_conn,
 	.send = uring_send,
 	.reading = uring_reading,
+	.connect = uring_connect,
 	.released = uring_released,
 	.destroy = uring_destroy,
 };

@@ -17,7 +17,6 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/net/msgq.h"
-#include "zarisd/commands/pubsub.h"
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
@@ -26,21 +25,29 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/conn.h"
+#include "zarisd/net/resp_session.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
-#define PROTECTED_MODE_ERROR                                                                                       \
-	"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for " \
-	"the default user. In this mode connections are only accepted from the loopback interface. If you want "   \
-	"to connect from external computers to Redis you may adopt one of the following solutions: 1) Just "       \
-	"disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface "   \
-	"by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not "         \
-	"publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "    \
-	"Alternatively you can just disable the protected mode by editing the Redis configuration file, and "      \
-	"setting the protected mode option to 'no', and then restarting the server. 3) If you started the server " \
-	"manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "              \
-	"authentication password for the default user. NOTE: You only need to do one of the above things in "      \
-	"order for the server to start accepting connections from the outside.\r\n"
+/* The listener table: each row a kind of listener, the port it takes
+ * from the settings and the protocol its connections speak; every row
+ * listens on every bind address. Today's one protocol is RESP on `port`;
+ * a second kind (the native protocol) is a row here plus its proto_ops. */
+struct listener_kind {
+	const char *proto;
+	int (*port)(const struct settings *cfg); /* < 0: this kind is off */
+	const struct proto_ops *ops;
+};
+
+static int resp_port(const struct settings *cfg)
+{
+	return cfg->port;
+}
+
+static const struct listener_kind listener_kinds[] = {
+	{ "resp", resp_port, &resp_session_ops },
+};
+#define NKINDS (sizeof(listener_kinds) / sizeof(listener_kinds[0]))
 
 /* Opens one SO_REUSEPORT listener on ADDR:PORT; returns the fd or -errno. */
 static int listen_one(const char *addr, int port, int backlog)
@@ -80,34 +87,41 @@ out_free:
 int worker_listen(struct worker *w)
 {
 	struct settings *cfg = w->srv->cfg;
-	char *addrs = zr_strdup(cfg->bind);
-	char *save = NULL;
 	int n = 0, cap = 4;
-	w->listen_fds = zr_malloc(sizeof(int) * (size_t)cap);
+	w->listeners = zr_malloc(sizeof(*w->listeners) * (size_t)cap);
 	int rc = 0;
-	for (char *a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-		/* Redis: a leading '-' marks an address that may be unavailable */
-		bool optional = a[0] == '-';
-		if (optional)
-			a++;
-		if (!strcmp(a, "*"))
-			a = "0.0.0.0";
-		int fd = listen_one(a, cfg->port, cfg->tcp_backlog);
-		if (fd < 0) {
+	for (size_t k = 0; k < NKINDS && rc == 0; k++) {
+		const struct listener_kind *kind = &listener_kinds[k];
+		int port = kind->port(cfg);
+		if (port < 0)
+			continue;
+		char *addrs = zr_strdup(cfg->bind);
+		char *save = NULL;
+		for (char *a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+			/* Redis: a leading '-' marks an address that may be unavailable */
+			bool optional = a[0] == '-';
 			if (optional)
-				continue;
-			zr_log(ZR_LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
-			       cfg->port, strerror(-fd));
-			rc = fd;
-			break;
+				a++;
+			if (!strcmp(a, "*"))
+				a = "0.0.0.0";
+			int fd = listen_one(a, port, cfg->tcp_backlog);
+			if (fd < 0) {
+				if (optional)
+					continue;
+				zr_log(ZR_LOG_WARNING,
+				       "Could not create server TCP listening socket %s:%d: %s", a, port,
+				       strerror(-fd));
+				rc = fd;
+				break;
+			}
+			if (n == cap) {
+				cap *= 2;
+				w->listeners = zr_realloc(w->listeners, sizeof(*w->listeners) * (size_t)cap);
+			}
+			w->listeners[n++] = (struct net_listener){ .fd = fd, .port = port, .ops = kind->ops };
 		}
-		if (n == cap) {
-			cap *= 2;
-			w->listen_fds = zr_realloc(w->listen_fds, sizeof(int) * (size_t)cap);
-		}
-		w->listen_fds[n++] = fd;
+		zr_free(addrs);
 	}
-	zr_free(addrs);
 	w->nlisten = n;
 	/* The event fd exists before any worker runs: a worker may wake any
 	 * other from its first command on (TSan saw a wake race with its
@@ -123,7 +137,7 @@ int worker_listen(struct worker *w)
 	}
 	if (rc < 0) {
 		for (int i = 0; i < n; i++)
-			close(w->listen_fds[i]);
+			close(w->listeners[i].fd);
 		w->nlisten = 0;
 	}
 	return rc;
@@ -195,9 +209,9 @@ void worker_close_listeners(struct worker *w)
 		close(w->event_fd);
 	w->event_fd = -1;
 	for (int i = 0; i < w->nlisten; i++)
-		close(w->listen_fds[i]);
+		close(w->listeners[i].fd);
 	w->nlisten = 0;
-	ZR_FREE(w->listen_fds);
+	ZR_FREE(w->listeners);
 }
 
 void worker_wake(struct worker *w)
@@ -232,43 +246,10 @@ void worker_unlink(struct worker *w, struct conn *c)
 	c->next = c->prev = NULL;
 }
 
-static bool peer_is_loopback(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return false;
-	if (ss.ss_family == AF_INET)
-		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss.ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
-	return ss.ss_family == AF_UNIX;
-}
-
-/* Writes a short error straight to a socket we are about to close; the
- * socket buffer of a new connection always has room for it. */
-static void refuse(int fd, const char *msg)
-{
-	ssize_t n = write(fd, msg, strlen(msg));
-	(void)n;
-	close(fd);
-}
-
-struct conn *worker_accept(struct worker *w, int fd)
+/* TCP options of every connection, accepted or outbound. */
+static void set_tcp_options(struct worker *w, int fd)
 {
 	struct settings *cfg = w->srv->cfg;
-	STAT_INC(w->stats, connections_received);
-	if (registry_count(w->srv->clients) >=
-	    (uint64_t)atomic_load_explicit(&cfg->maxclients, memory_order_relaxed)) {
-		STAT_INC(w->stats, rejected_connections);
-		refuse(fd, "-ERR max number of clients reached\r\n");
-		return NULL;
-	}
-	if (atomic_load_explicit(&cfg->protected_mode, memory_order_relaxed) &&
-	    !settings_requirepass_set(cfg) && !peer_is_loopback(fd)) {
-		refuse(fd, PROTECTED_MODE_ERROR);
-		return NULL;
-	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	int ka = atomic_load_explicit(&cfg->tcp_keepalive, memory_order_relaxed);
@@ -279,9 +260,76 @@ struct conn *worker_accept(struct worker *w, int fd)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 	}
-	struct conn *c = conn_create(w, fd);
+}
+
+struct conn *worker_accept(struct worker *w, int listener, int fd)
+{
+	const struct proto_ops *ops = w->listeners[listener].ops;
+	STAT_INC(w->stats, connections_received);
+	if (ops->admit && !ops->admit(w, fd)) {
+		close(fd);
+		return NULL;
+	}
+	set_tcp_options(w, fd);
+	struct conn *c = conn_create(w, fd, ops, NULL);
 	worker_link(w, c);
 	return c;
+}
+
+struct conn *worker_connect(struct worker *w, const char *host, int port, const struct proto_ops *ops,
+			    void *arg, int *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *res;
+	char portbuf[16];
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	if (port <= 0 || port > 65535 || getaddrinfo(host, portbuf, &hints, &res) != 0) {
+		*err = -EADDRNOTAVAIL;
+		return NULL;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*err = -errno;
+		freeaddrinfo(res);
+		return NULL;
+	}
+	set_tcp_options(w, fd);
+	struct conn *c = conn_create(w, fd, ops, arg);
+	memcpy(&c->peer, res->ai_addr, res->ai_addrlen);
+	c->peer_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	c->outbound = true;
+	c->state = CONN_CONNECTING;
+	worker_link(w, c);
+	w->backend->connect(w, c);
+	return c;
+}
+
+void worker_connected(struct worker *w, struct conn *c, int res)
+{
+	if (c->state != CONN_CONNECTING)
+		return;
+	if (res < 0) {
+		c->error = res;
+		c->state = CONN_OPEN; /* so that the backend's close runs its course */
+		w->backend->close_conn(w, c);
+		return;
+	}
+	c->state = CONN_OPEN;
+	if (c->ops->connected)
+		c->ops->connected(c);
+	if (c->out->bytes || c->close_after_send)
+		worker_queue_send(w, c);
+}
+
+void worker_close(struct worker *w, struct conn *c)
+{
+	if (c->state == CONN_CONNECTING)
+		c->state = CONN_OPEN; /* the backend's close cancels the connect too */
+	if (c->state == CONN_OPEN)
+		w->backend->close_conn(w, c);
 }
 
 void worker_queue_send(struct worker *w, struct conn *c)
@@ -299,7 +347,7 @@ bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len
 		return true;
 	if (!conn_feed(c, data, len))
 		return false;
-	if (c->client.out.bytes || c->close_after_send)
+	if (c->out->bytes || c->close_after_send)
 		worker_queue_send(w, c);
 	return true;
 }
@@ -316,57 +364,17 @@ static void close_conn(struct worker *w, struct conn *c)
 		w->backend->close_conn(w, c);
 }
 
-/* Kill requests, pause ends, idle timeouts; also publishes shared fields. */
+/* Kill requests, pause ends, idle timeouts, published shared fields: the
+ * sessions' tick. */
 static void scan_conns(struct worker *w, bool timer)
 {
-	struct settings *cfg = w->srv->cfg;
-	int timeout = atomic_load_explicit(&cfg->timeout, memory_order_relaxed);
-	int mode = atomic_load_explicit(&w->srv->pause_mode, memory_order_acquire);
-	bool pause_over = mode == PAUSE_NONE ||
-			  w->now_ms >= atomic_load_explicit(&w->srv->pause_end_ms, memory_order_relaxed);
 	unsigned still_paused = 0;
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
 		if (c->state != CONN_OPEN)
 			continue;
-		if (atomic_load_explicit(&c->client.kill_requested, memory_order_acquire)) {
+		if (!c->ops->tick(c, timer, &still_paused))
 			close_conn(w, c);
-			continue;
-		}
-		if (c->paused) {
-			if (pause_over || mode == PAUSE_WRITE) {
-				/* a WRITE pause may be holding a read: retry, it re-pauses if needed */
-				if (!conn_resume(c)) {
-					close_conn(w, c);
-					continue;
-				}
-				if (c->client.out.bytes || c->close_after_send)
-					worker_queue_send(w, c);
-			}
-			if (c->paused)
-				still_paused++;
-			continue;
-		}
-		if (timer) {
-			/* a client that sends while it reads nothing: conn.h */
-			if (conn_check_stall(c, w->now_ms))
-				worker_queue_send(w, c);
-			int64_t last =
-				atomic_load_explicit(&c->client.last_interaction_ms, memory_order_relaxed);
-			/* like Redis, subscribers and blocked clients are never
-			 * closed for being idle; nor one whose replies wait for
-			 * the socket, unless its requests are held (backpressure):
-			 * then nothing was sent for the whole time either */
-			if (timeout > 0 && w->now_ms - last > (int64_t)timeout * 1000 &&
-			    (c->client.out.bytes == 0 || (c->bp_hold && !c->durable_waiting)) &&
-			    !(c->client.flags & CLIENT_BLOCKED) && !pubsub_client_is_subscribed(&c->client)) {
-				zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu",
-				       (unsigned long long)c->client.id);
-				close_conn(w, c);
-				continue;
-			}
-			conn_publish(c);
-		}
 	}
 	w->npaused = still_paused;
 }
@@ -390,13 +398,13 @@ static void mail_touched(struct client *c, void *ctx)
 	struct worker *w = ctx;
 	struct conn *conn = c->conn;
 	/* commands/blocking.h: an unblocked client runs the requests it
-	 * stopped at (CLIENT_BLOCKED is cleared by the mail that answered) */
-	if (conn->state == CONN_OPEN && !(c->flags & CLIENT_BLOCKED) && conn->qlen && !conn->paused &&
-	    !conn_resume(conn)) {
+	 * stopped at (CLIENT_BLOCKED is cleared by the mail that answered);
+	 * one still blocked or paused takes none of them */
+	if (conn->state == CONN_OPEN && conn->qlen && !conn_retry(conn)) {
 		close_conn(w, conn);
 		return;
 	}
-	if (c->out.bytes || conn->close_after_send)
+	if (conn->out->bytes || conn->close_after_send)
 		worker_queue_send(w, conn);
 }
 
@@ -496,13 +504,13 @@ int64_t worker_turn_end(struct worker *w)
 			}
 			w->backend->reading(w, c);
 		}
-		if (!conn_check_output_limits(c, w->now_ms)) {
+		if (!c->ops->output_ok(c, w->now_ms)) {
 			close_conn(w, c);
 			continue;
 		}
-		if (c->client.journal_seq &&
-		    c->client.journal_seq >
-			    atomic_load_explicit(&w->srv->journal_durable, memory_order_acquire)) {
+		uint64_t *seq = c->durable_seq;
+		if (seq && *seq &&
+		    *seq > atomic_load_explicit(&w->srv->journal_durable, memory_order_acquire)) {
 			/* appendfsync always: acknowledged only once on disk */
 			if (!c->durable_waiting) {
 				c->durable_waiting = true;
@@ -511,8 +519,9 @@ int64_t worker_turn_end(struct worker *w)
 			}
 			continue;
 		}
-		c->client.journal_seq = 0;
-		if (c->client.out.bytes)
+		if (seq)
+			*seq = 0;
+		if (c->out->bytes)
 			w->backend->send(w, c);
 		else if (c->close_after_send)
 			close_conn(w, c);

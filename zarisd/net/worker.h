@@ -1,4 +1,5 @@
-/* worker — one event-loop thread: its listeners, its connections, its
+/* worker — one event-loop thread: its listeners (each with the protocol
+ * it serves), its connections (accepted, and outbound ones it opened), its
  * counters, its timer work (idle timeouts, active expiry share, kill and
  * pause requests). The loop itself is an I/O backend (io_uring or epoll)
  * behind struct net_backend; everything a backend needs to do with a
@@ -16,10 +17,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 struct server;
 struct worker_stats;
 struct conn;
 struct worker;
+struct proto_ops;
 
 struct net_backend {
 	const char *name; /* "io_uring" or "epoll" (INFO multiplexing_api) */
@@ -34,6 +38,10 @@ struct net_backend {
 	/* conn_reading(C) may have changed (a backpressure hold ended or
 	 * began): arm its receive again, or stop it. */
 	void (*reading)(struct worker *w, struct conn *c);
+	/* Starts the non-blocking connect of outbound conn C (CONN_CONNECTING,
+	 * its socket made, c->peer set); its completion calls
+	 * worker_connected(), or closes C with the error. */
+	void (*connect)(struct worker *w, struct conn *c);
 	/* C, closing, was just taken off the pending-send list: the worker
 	 * holds no more references to it (the backend may free it now). */
 	void (*released)(struct worker *w, struct conn *c);
@@ -44,6 +52,14 @@ struct net_backend {
 extern const struct net_backend net_backend_uring;
 extern const struct net_backend net_backend_epoll;
 
+/* One listening socket of a worker and the protocol it serves (a row of
+ * worker.c's listener table, on one bind address). */
+struct net_listener {
+	int fd;
+	int port;
+	const struct proto_ops *ops;
+};
+
 struct worker {
 	unsigned index;
 	struct server *srv;
@@ -51,8 +67,8 @@ struct worker {
 	const struct net_backend *backend;
 	void *bstate; /* the backend's own state */
 	pthread_t thread;
-	int cpu;	 /* pinned CPU, -1 = none */
-	int *listen_fds; /* this worker's SO_REUSEPORT listeners */
+	int cpu;			/* pinned CPU, -1 = none */
+	struct net_listener *listeners; /* this worker's SO_REUSEPORT listeners */
 	int nlisten;
 	int event_fd;		   /* wake-ups from other threads */
 	struct conn *conns;	   /* every open conn */
@@ -65,8 +81,8 @@ struct worker {
 	size_t obuf_hard_cached; /* hard output limit (SIZE_MAX = none), read once per feed */
 };
 
-/* Creates the listeners of worker W (bind addresses × port, SO_REUSEPORT)
- * and its wake-up event fd. Returns 0 or -errno (logged). */
+/* Creates the listeners of worker W (the listener table's rows × bind
+ * addresses, SO_REUSEPORT) and its wake-up event fd. Returns 0 or -errno (logged). */
 int worker_listen(struct worker *w);
 /* Closes the listeners of a worker that never started. */
 void worker_close_listeners(struct worker *w);
@@ -84,11 +100,31 @@ void worker_destroy(struct worker *w);
 /* Wakes W's loop; any thread. */
 void worker_wake(struct worker *w);
 
+/* Opens an outbound connection owned by W (W's thread only; from another
+ * thread post a worker message, msgq_post_worker) to the numeric address
+ * HOST:PORT, its session speaking OPS (ops->open(c, ARG) now). The connect
+ * is non-blocking: ops->connected() follows once it completed (the
+ * session then queues its first output), or ops->close() with -errno (a
+ * refused connect: -ECONNREFUSED). The conn lives on W until it closes
+ * (either side: ops->close(c, 0), or the error of a reset) or W stops.
+ * Returns the conn, or NULL and *ERR (-errno: a bad address, no socket)
+ * without calling OPS. */
+struct conn *worker_connect(struct worker *w, const char *host, int port, const struct proto_ops *ops,
+			    void *arg, int *err);
+/* Closes C (W's thread): what is queued is not sent; ops->close follows
+ * once no operation holds it. */
+void worker_close(struct worker *w, struct conn *c);
+
 /* --- for the backends -------------------------------------------------- */
 
-/* A new socket was accepted: returns its conn, or NULL when it was refused
- * (maxclients, protected mode: the error was written and the fd closed). */
-struct conn *worker_accept(struct worker *w, int fd);
+/* A new socket was accepted by listener LISTENER: returns its conn, or
+ * NULL when its protocol refused it (RESP's maxclients, protected mode: the
+ * error was written and the fd closed). */
+struct conn *worker_accept(struct worker *w, int listener, int fd);
+/* Outbound C's connect completed (RES 0) or failed (-errno): on success
+ * the session is told and its output queued; on failure C is closed with
+ * the error. The backend arms its receive after a success. */
+void worker_connected(struct worker *w, struct conn *c, int res);
 /* Bytes arrived on C; false when C must be closed now. */
 bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len);
 /* Queues C for sending at the end of this loop turn. */
