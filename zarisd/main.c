@@ -28,6 +28,7 @@
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/net/net.h"
 #include "zarisd/net/worker.h"
+#include "zarisd/journal/stream.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
@@ -383,6 +384,7 @@ int main(int argc, char **argv)
 		srv.run_id[i] = "0123456789abcdef"[zr_hash(&i, sizeof(i)) & 15];
 	/* persistence: load the snapshot and the log tail, start the log; a
 	 * failure (logged there) ends the start with everything freed */
+	srv.stream = stream_create(); /* before the data loads: it numbers the records after them */
 	int rc = persist_init(&srv);
 	if (rc == 0) {
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
@@ -395,6 +397,7 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
 	}
+	stream_destroy(srv.stream);
 	msgq_destroy(srv.msgq);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);

@@ -17,6 +17,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/net/msgq.h"
+#include "zarisd/commands/propagate.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
@@ -140,6 +141,7 @@ static void *worker_main(void *arg)
 	w->backend->run(w);
 	/* this thread's buffers in the modules below */
 	persist_thread_exit();
+	propagate_thread_exit();
 	store_evict_pool_clear();
 	return NULL;
 }

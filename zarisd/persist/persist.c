@@ -25,13 +25,13 @@
 #include "zarisd/server/command.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/server/textbuf.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
 #include "zarisd/journal/format.h"
+#include "zarisd/journal/stream.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/snapshot.h"
 #include "zarisd/store/store.h"
@@ -103,13 +103,9 @@ struct change_slot {
 	char pad[64 - sizeof(uint64_t) - sizeof(void *)];
 };
 
-static _Atomic uint64_t txn_ids;
-
 static _Atomic uint64_t persist_ids;
 static _Thread_local struct change_slot *tl_slot;
 static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
-static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
-static _Thread_local struct jbuf tl_rec;
 
 /* A thread whose work must not go on while a busy shutdown ends the
  * process (persist_shutdown_busy) waits here for the end. Signals are
@@ -192,68 +188,6 @@ uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 	return store_thread_dirty();
 }
 
-struct effect_ctx {
-	struct jbuf *b;
-	unsigned n;
-};
-
-static int effect_emit(int argc, const char *const *argv, const size_t *lens, void *arg)
-{
-	struct effect_ctx *ec = arg;
-	jr_cmd_argv(ec->b, argc, argv, lens);
-	ec->n++;
-	return 0;
-}
-
-/* Encodes the state of KEY after the command as commands (DEL, then the
- * rebuild, then its TTL): for commands whose outcome is random. */
-static unsigned encode_effect(struct client *c, const char *key, size_t klen)
-{
-	struct store *s = c->srv->store;
-	struct effect_ctx ec = { &tl_rec, 0 };
-	const char *del[2] = { "DEL", key };
-	size_t dl[2] = { 3, klen };
-	effect_emit(2, del, dl, &ec);
-	struct entry *e = store_find_locked(s, c->db, key, klen, c->now_ms,
-					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
-	if (!e)
-		return ec.n;
-	if (entry_type(e) == STORE_TYPE_STRING) {
-		size_t vlen;
-		const char *v = entry_str(e, &vlen);
-		const char *set[3] = { "SET", key, v };
-		size_t sl[3] = { 3, klen, vlen };
-		effect_emit(3, set, sl, &ec);
-	} else {
-		const struct store_type_ops *ops = store_type_ops_of(s, entry_type(e));
-		if (ops && ops->rewrite)
-			ops->rewrite(entry_obj(e), key, klen, effect_emit, &ec);
-	}
-	if (entry_expire(e) >= 0) {
-		char ms[24];
-		size_t n = zr_ll_to_str(ms, entry_expire(e));
-		const char *px[3] = { "PEXPIREAT", key, ms };
-		size_t pl[3] = { 9, klen, n };
-		effect_emit(3, px, pl, &ec);
-	}
-	return ec.n;
-}
-
-/* The key argument indexes of CMD for c->argv, as the dispatcher locks them. */
-static void key_range(const struct client *c, const struct command *cmd, int *first, int *last, int *step)
-{
-	*first = *last = 0;
-	*step = cmd->key_step > 0 ? cmd->key_step : 1;
-	if (cmd->first_key <= 0 || (cmd->flags & (CMD_KEYLESS | CMD_WHOLEDB))) {
-		*last = -1;
-		return;
-	}
-	*first = cmd->first_key;
-	*last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
-	if (*last >= c->argc)
-		*last = c->argc - 1;
-}
-
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
 {
 	store_thread_write_intent(false);
@@ -269,96 +203,30 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	 * keys: 3; SADD of two new members: 2); the store counts each write it
 	 * stamps and each key freed unless the command said its count. EXEC's
 	 * commands counted themselves (EXEC ends after them). */
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && (cmd->flags & CMD_EXEC);
 	if (!exec_end)
 		count_changes(p, changes);
-	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
-		goto out;
-	uint64_t seq;
-	if (exec_end) {
-		/* the queued commands were journaled one by one: close them */
-		if (tl_txn) {
-			seq = aof_commit(p->aof, tl_txn);
-			tl_txn = 0;
-			if (seq > c->journal_seq)
-				c->journal_seq = seq;
-		}
-		goto out;
-	}
-	uint64_t txn = 0;
-	if (c->flags & CLIENT_IN_EXEC) {
-		if (!tl_txn)
-			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
-		txn = tl_txn;
-	}
-	int first, last, step;
-	key_range(c, cmd, &first, &last, &step);
-	tl_rec.len = 0;
-	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
-	if (cmd->handler == cmd_spop && last >= first) {
-		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
-	} else {
-		jbuf_varint(&tl_rec, (uint64_t)c->argc);
-		for (int i = 0; i < c->argc; i++)
-			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
-	}
-	/* the version each named key has now, so a replay restores it */
-	unsigned nver = 0;
-	for (int i = first; i <= last; i += step)
-		nver++;
-	size_t count_at = tl_rec.len;
-	jr_cmd_versions_begin(&tl_rec, nver);
-	unsigned found = 0;
-	for (int i = first; i <= last; i += step) {
-		struct entry *e = store_find_locked(c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len,
-						    c->now_ms, STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
-		if (e) {
-			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
-			found++;
-		}
-	}
-	if (found != nver) {
-		/* rewrite the count: varints are variable length, so re-encode the tail */
-		struct jbuf tail;
-		jbuf_init(&tail);
-		size_t after = count_at;
-		uint64_t tmp;
-		struct jreader r = { tl_rec.p + count_at, tl_rec.p + tl_rec.len };
-		jrd_varint(&r, &tmp);
-		after = (size_t)(r.p - tl_rec.p);
-		jbuf_put(&tail, tl_rec.p + after, tl_rec.len - after);
-		tl_rec.len = count_at;
-		jr_cmd_versions_begin(&tl_rec, found);
-		jbuf_put(&tl_rec, tail.p, tail.len);
-		jbuf_free(&tail);
-	}
-	jr_frame_end(&tl_rec, off);
-	seq = aof_append(p->aof, &tl_rec, txn);
-	if (tl_rec.cap > (1u << 20)) /* do not keep a huge record's buffer */
-		jbuf_free(&tl_rec);
-	if (!txn && seq > c->journal_seq)
-		c->journal_seq = seq;
 out:
 	if (gated(c, cmd))
 		pthread_rwlock_unlock(&p->gate);
 }
 
-/* The store's eviction hook: journals the eviction as DEL <key>. Runs with
- * the key's shard lock held (so the record is ordered with every command
- * on that key, and with a snapshot's instant, which holds every shard
- * lock); aof_append takes only the log's own mutex, never a shard lock. */
+/* The store's eviction hook: journals the eviction as DEL <key> in the
+ * change stream, whether or not the log is on. Runs with the key's shard
+ * lock held (so the record is ordered with every command on that key, and
+ * with a snapshot's instant, which holds every shard lock); the append
+ * takes only the stream's own mutex, never a shard lock. */
 static _Thread_local struct jbuf tl_evict;
 
 void persist_thread_exit(void)
 {
-	jbuf_free(&tl_rec);
 	jbuf_free(&tl_evict);
 }
 
 static void evict_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
 {
 	struct persist *p = ctx;
-	if (ev != STORE_EVENT_EVICTED || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
+	if (ev != STORE_EVENT_EVICTED)
 		return;
 	const char *argv[2] = { "DEL", key };
 	size_t lens[2] = { 3, klen };
@@ -367,7 +235,7 @@ static void evict_journal(void *ctx, enum store_event ev, unsigned db, const cha
 	jr_cmd_argv(&tl_evict, 2, argv, lens);
 	jr_cmd_versions_begin(&tl_evict, 0);
 	jr_frame_end(&tl_evict, off);
-	aof_append(p->aof, &tl_evict, 0);
+	stream_append(p->srv->stream, &tl_evict, 0, NULL);
 	if (tl_evict.cap > (1u << 16))
 		jbuf_free(&tl_evict);
 }
@@ -433,8 +301,9 @@ static uint64_t at_instant(void *arg)
 	struct instant_ctx *ic = arg;
 	struct persist *p = ic->p;
 	instant_gate(ic);
-	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof, ic->log_dir)
-									      : aof_last_seq(p->aof);
+	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed)
+			       ? aof_cut(p->aof, ic->log_dir)
+			       : stream_last_seq(p->srv->stream);
 	/* every shard lock is held: no command is changing the keyspace */
 	uint64_t total = changes_total(p);
 	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
@@ -704,7 +573,7 @@ int persist_init(struct server *srv)
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
 	char *log_dir = path_in_cwd(cfg->appenddirname);
-	p->aof = aof_create(srv, log_dir, cfg->appendfilename);
+	p->aof = aof_create(srv->stream, server_publish_durable, srv, log_dir, cfg->appendfilename);
 	zr_free(log_dir);
 	char cwd[PATH_MAX];
 	p->cwd = zr_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
@@ -745,7 +614,7 @@ int persist_init(struct server *srv)
 		       (double)(zr_mono_us() - t0) / 1e6, p->loaded.keys_loaded, p->loaded.keys_expired,
 		       p->loaded.records);
 	p->loaded.ms = (zr_mono_us() - t0) / 1000;
-	aof_set_seq(p->aof, p->loaded.last_seq);
+	stream_set_seq(srv->stream, p->loaded.last_seq);
 	if (aof) {
 		/* segments wholly covered by the snapshot are left over from a
 		 * crash between a snapshot and their deletion */
@@ -996,7 +865,9 @@ void persist_info(struct server *srv, struct textbuf *t)
 			       "aof_buffer_limit:%" PRIu64 "\r\n"
 			       "aof_buffer_waits:%" PRIu64 "\r\n",
 			       as.current_size, atomic_load_explicit(&p->aof_base_size, memory_order_relaxed),
-			       as.pending_bytes, (long long)as.delayed_fsync, aof_last_seq(p->aof),
+			       as.pending_bytes, (long long)as.delayed_fsync, stream_last_seq(srv->stream),
 			       as.synced_seq, as.fsyncs, as.buffer_peak, as.buffer_limit, as.buffer_waits);
 	textbuf_printf(t, "rdb_last_load_ms:%lld\r\n", (long long)p->loaded.ms);
+	/* zarisd's own: the change stream's last record, with or without the log */
+	textbuf_printf(t, "journal_seq:%" PRIu64 "\r\n", stream_last_seq(srv->stream));
 }

@@ -63,7 +63,9 @@ void persist_thread_exit(void);
 void persist_shutdown(struct server *srv);
 
 /* Dispatcher, around each handler, shard locks held: BEGIN returns a token
- * for END. END journals the command when it changed the keyspace. */
+ * for END (store_thread_dirty() before the handler) and takes the gate of
+ * a whole-keyspace write; END counts the command's changes and releases
+ * the gate. The record is made between them (commands/propagate.h). */
 uint64_t persist_command_begin(struct client *c, const struct command *cmd);
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token);
 /* Dispatcher, before a write command: 0, or the errno that keeps the log

@@ -32,7 +32,12 @@ typedef void (*cmd_handler_fn)(struct client *c);
  * WHOLEDB   walks the keyspace itself (takes shard locks one at a time)
  * CONTAINER has subcommands; dispatch goes to the subcommand row
  * PROTECTED refused unless its enable-*-command setting allows the client
- *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0) */
+ *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0)
+ * EXEC      runs a client's queued commands (EXEC): the dispatcher's
+ *           EXECABORT answers and the transaction's records key on it
+ * RANDOM_EFFECT  its outcome is random (SPOP): its journal record is its
+ *           effect, not its argv (commands/propagate.h)
+ * The last two are zarisd's own and not shown by COMMAND INFO. */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -50,6 +55,8 @@ enum cmd_flag {
 	CMD_WHOLEDB = 1u << 13,
 	CMD_CONTAINER = 1u << 14,
 	CMD_PROTECTED = 1u << 15,
+	CMD_EXEC = 1u << 16,
+	CMD_RANDOM_EFFECT = 1u << 17,
 };
 
 struct command {
