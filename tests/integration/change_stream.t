@@ -107,16 +107,16 @@ def scenario(c, label):
             bad.append("%s: SPOP's record is not its effect: %r (popped %r)" % (label, cmds, popped))
 
     # an eviction: allkeys-random over a limit just above what is used
-    value = b"v" * 8192
+    value = b"v" * 1024  # small: every record of this part stays in the ring's 64 KiB tail
     for i in range(40):
         c.call("SET", "fill:%d" % i, value)
     base = journal_seq(c)
     evicted0 = int(info_field(c, "evicted_keys"))
     used = int(info_field(c, "used_memory"))
     c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
-    c.call("CONFIG", "SET", "maxmemory", str(used + 64 * 1024))
+    c.call("CONFIG", "SET", "maxmemory", str(used + 16 * 1024))
     writes = 0
-    for i in range(400):  # bounded: 3.2 MB over a 64 KB margin evicts
+    for i in range(400):  # bounded: 400 kB over a 16 kB margin evicts
         c.call("SET", "more:%d" % i, value)
         writes += 1
         if int(info_field(c, "evicted_keys")) > evicted0 + 3:

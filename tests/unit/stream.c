@@ -132,7 +132,7 @@ int main(void)
 	struct stream_stats st;
 	stream_stats(s, &st);
 	ok(st.ring_bytes <= STREAM_TAIL_BYTES + rec.len && st.ring_bytes > STREAM_TAIL_BYTES - rec.len,
-	   "5000 records of 1 kB keep about the 1 MiB tail (%llu bytes)", (unsigned long long)st.ring_bytes);
+	   "5000 records of 1 kB keep about the 64 KiB tail (%llu bytes)", (unsigned long long)st.ring_bytes);
 	out.len = 0;
 	is_int((long long)stream_recent(s, 3, &out), 3, "stream_recent gives 3");
 	ok(frame_seqs(out.p, out.len, seqs, 64) == 3 && seqs[2] == st.last_seq && seqs[0] == st.last_seq - 2,

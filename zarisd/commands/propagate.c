@@ -168,7 +168,8 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
 	}
 	encode_versions(c, first, last, step);
-	jr_frame_end(&tl_rec, off);
+	/* no jr_frame_end: the stream numbers the frame and then fills in
+	 * its length and checksum, once */
 	seq = stream_append(s, &tl_rec, txn, &held);
 	if (tl_rec.cap > (1u << 20)) /* do not keep a huge record's buffer */
 		jbuf_free(&tl_rec);

@@ -6,6 +6,12 @@
  * byte at absolute offset o at ring[o & (cap - 1)]); vis_end <= end is the
  * end of the visible prefix (the start of the oldest gated transaction)
  * and vis_seq the seq of its last frame; seq is the last seq handed out.
+ *
+ * Checksums: a frame in the ring has its seq and length but not yet its
+ * checksum; whoever copies frames out of the ring (stream_take,
+ * stream_recent) fills them in on its copy, without the lock. An append
+ * holds the mutex for a memcpy only, and a server without a consumer
+ * computes no checksum at all.
  */
 #include "zarisd/journal/stream.h"
 
@@ -14,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zarisd/core/crc32c.h"
 #include "zarisd/core/mem.h"
 
 #define RING_MIN (64u << 10)
@@ -76,6 +83,40 @@ void stream_destroy(struct stream *s)
 	zr_free(s);
 }
 
+/* --- frames ------------------------------------------------------------------------ */
+
+static void le32_put(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t le32_get(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Numbers the frame at REC's start (its seq follows the kind byte in both
+ * JR_CMD and JR_COMMIT) and sets its length; the checksum is left to
+ * seal_frames. */
+static void number_frame(struct jbuf *rec, uint64_t seq)
+{
+	le32_put(rec->p, (uint32_t)(rec->len - JR_FRAME_HEADER));
+	for (int i = 0; i < 8; i++)
+		rec->p[JR_FRAME_HEADER + 1 + i] = (unsigned char)(seq >> (8 * i));
+}
+
+/* Fills in the checksum of every frame of P[0..N) (whole frames). */
+static void seal_frames(unsigned char *p, size_t n)
+{
+	size_t off = 0;
+	while (off + JR_FRAME_HEADER <= n) {
+		uint32_t plen = le32_get(p + off);
+		le32_put(p + off + 4, crc32c(0, p + off + JR_FRAME_HEADER, plen));
+		off += JR_FRAME_HEADER + plen;
+	}
+}
+
 /* --- the ring (mu held) -------------------------------------------------------- */
 
 static void ring_put(struct stream *s, uint64_t at, const unsigned char *p, size_t n)
@@ -103,8 +144,7 @@ static uint64_t frame_size_at(const struct stream *s, uint64_t at)
 {
 	unsigned char h[4];
 	ring_get(s, at, h, 4);
-	return JR_FRAME_HEADER +
-	       ((uint64_t)h[0] | (uint64_t)h[1] << 8 | (uint64_t)h[2] << 16 | (uint64_t)h[3] << 24);
+	return JR_FRAME_HEADER + (uint64_t)le32_get(h);
 }
 
 /* The lowest cursor of every consumer (OPEN_ONLY: of those not closing),
@@ -224,7 +264,7 @@ uint64_t stream_append(struct stream *s, struct jbuf *rec, uint64_t txn, bool *h
 		wait_while_frozen(s);
 	}
 	uint64_t seq = next_seq(s, txn);
-	jr_frame_set_seq(rec, 0, seq);
+	number_frame(rec, seq);
 	put_frame(s, rec);
 	if (held)
 		*held = s->nholders > 0;
@@ -242,11 +282,11 @@ uint64_t stream_commit(struct stream *s, uint64_t txn, bool *held)
 	size_t off = jr_frame_begin(&rec, JR_COMMIT);
 	jbuf_u64(&rec, 0);
 	jbuf_u64(&rec, txn);
-	jr_frame_end(&rec, off);
+	(void)off; /* at 0: number_frame sets its length */
 	pthread_mutex_lock(&s->mu);
 	wait_while_frozen(s);
 	uint64_t seq = next_seq(s, 0);
-	jr_frame_set_seq(&rec, 0, seq);
+	number_frame(&rec, seq);
 	for (int i = 0; i < s->nopen; i++)
 		if (s->open[i].txn == txn) {
 			s->open[i] = s->open[--s->nopen];
@@ -327,8 +367,9 @@ unsigned stream_recent(struct stream *s, unsigned n, struct jbuf *out)
 	size_t len = (size_t)(s->end - at);
 	jbuf_reserve(out, len);
 	ring_get(s, at, out->p + out->len, len);
-	out->len += len;
 	pthread_mutex_unlock(&s->mu);
+	seal_frames(out->p + out->len, len);
+	out->len += len;
 	return total < n ? total : n;
 }
 
@@ -383,15 +424,17 @@ size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, 
 	uint64_t end = take_end(c, seq);
 	*from = c->cursor;
 	size_t n = end > c->cursor ? (size_t)(end - c->cursor) : 0;
+	size_t at = out->len;
 	if (n) {
 		jbuf_reserve(out, n);
-		ring_get(s, c->cursor, out->p + out->len, n);
+		ring_get(s, c->cursor, out->p + at, n);
 		out->len += n;
 		c->cursor = end;
 		if (s->room_waiters)
 			pthread_cond_broadcast(&s->room);
 	}
 	pthread_mutex_unlock(&s->mu);
+	seal_frames(out->p + at, n);
 	return n;
 }
 

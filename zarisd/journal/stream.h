@@ -9,10 +9,13 @@
  * consumer takes the frames from its cursor on, which releases them for
  * it. The ring keeps every byte some consumer has not taken, plus a tail
  * of at most STREAM_TAIL_BYTES of whole frames before the slowest cursor
- * (the future replication backlog). With no consumer only that tail is
- * kept, and a frame larger than the tail is numbered without being kept
- * at all (stream_skip_large), so a server without a log pays one memcpy
- * under the mutex per record.
+ * (the future replication backlog, whose size a setting will give). With
+ * no consumer only that tail is kept, and a frame larger than the tail is
+ * numbered without being kept at all (stream_skip_large), so a server
+ * without a log pays one memcpy under the mutex per record. The tail is
+ * 64 KiB, not more: a ring cycling through megabytes missed the cache on
+ * every append (RFO misses drained at the mutex's unlock) and pushed the
+ * keyspace out of L2.
  *
  * Transactions: the records of an EXEC carry its txn id; from the first of
  * them on nothing is visible to any consumer until the JR_COMMIT of that
@@ -40,7 +43,7 @@
 
 #include "zarisd/journal/format.h"
 
-#define STREAM_TAIL_BYTES (1u << 20)	/* history kept before the slowest cursor */
+#define STREAM_TAIL_BYTES (64u << 10)	/* history kept before the slowest cursor: see above */
 #define STREAM_BUFFER_LIMIT (64u << 20) /* back-pressure bound, see above */
 #define STREAM_MAX_OPEN_TXN 256
 
@@ -69,8 +72,10 @@ void stream_set_seq(struct stream *s, uint64_t seq);
 /* The last seq handed out. Any thread: one relaxed load. */
 uint64_t stream_last_seq(const struct stream *s);
 
-/* Appends the one frame in REC (a JR_CMD or JR_COMMIT encoded with seq
- * 0; numbered here, REC's copy too) for transaction TXN (0 = none).
+/* Appends the one frame in REC (a JR_CMD or JR_COMMIT at offset 0,
+ * encoded with seq 0) for transaction TXN (0 = none). It is numbered
+ * here and its length set (the caller need not jr_frame_end it; REC's
+ * checksum is left unset).
  * Returns its seq. *HELD (when not NULL) says whether a consumer that
  * holds replies (stream_consumer_open) will take it: the caller's reply
  * then waits until that consumer reported the seq durable. May wait for
@@ -97,8 +102,8 @@ void stream_stats(struct stream *s, struct stream_stats *out);
  * frame appended from now on. *SEQ: the last seq before its first frame.
  * HOLDS: appends report *held while it is open. */
 struct stream_consumer *stream_consumer_open(struct stream *s, bool holds, uint64_t *seq);
-/* Copies the visible frames from C's cursor on into OUT (appended) and
- * releases them; returns the byte count. *FROM: the absolute offset of the
+/* Copies the visible frames from C's cursor on into OUT (appended, whole
+ * frames, checksums filled in) and releases them; returns the byte count. *FROM: the absolute offset of the
  * first byte taken; *SEQ: the seq of the last frame visible to C. */
 size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, uint64_t *seq);
 /* The stream's end now: *SEQ the last seq, returns the absolute offset
