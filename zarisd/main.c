@@ -27,9 +27,11 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/propagate.h"
 #include "zarisd/commands/replay_apply.h"
 #include "zarisd/net/net.h"
 #include "zarisd/net/worker.h"
+#include "zarisd/journal/stream.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
@@ -387,19 +389,23 @@ int main(int argc, char **argv)
 	/* persistence: load the snapshot and the log tail, start the log; a
 	 * failure (logged there) ends the start with everything freed; the
 	 * loader runs saved commands through commands/ (replay_apply.h) */
+	srv.stream = stream_create(); /* before the data loads: it numbers the records after them */
 	replay_apply_install(&srv);
 	int rc = persist_init(&srv);
 	if (rc == 0) {
+		propagate_start(&srv); /* expiries and evictions from now on are records */
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
 		rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
 		if (cfg.pidfile[0])
 			unlink(cfg.pidfile);
 		if (rc == -EBUSY)
 			exit_busy(&srv);
+		propagate_stop(&srv);
 		persist_shutdown(&srv); /* the final save (unless SHUTDOWN NOSAVE), log flushed */
 		if (rc == 0)
 			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
 	}
+	stream_destroy(srv.stream);
 	msgq_destroy(srv.msgq);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);

@@ -18,6 +18,8 @@
 #include "zarisd/server/slowlog.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/util.h"
+#include "zarisd/journal/format.h"
+#include "zarisd/journal/stream.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
@@ -221,6 +223,80 @@ static void debug_replica_mode(struct client *c)
 	reply_ok(&c->out);
 }
 
+/* One decoded record of the change stream: [seq, txn, "cmd", argv ...]
+ * (one argv array per command of the record) or [seq, txn, "commit"]. */
+static void reply_stream_record(struct client *c, const unsigned char *pl, size_t plen)
+{
+	struct obuf *o = &c->out;
+	struct jr_cmd rc;
+	if (pl[0] == JR_CMD && jr_parse_cmd(pl, plen, &rc)) {
+		reply_array(o, 3 + (long)rc.ncmds);
+		reply_long(o, (long long)rc.seq);
+		reply_long(o, (long long)rc.txn);
+		reply_bulk_cstr(o, "cmd");
+		for (unsigned i = 0; i < rc.ncmds; i++) {
+			uint64_t argc = 0;
+			if (!jr_next_argc(&rc.cmds, &argc))
+				argc = 0;
+			reply_array(o, (long)argc);
+			for (uint64_t j = 0; j < argc; j++) {
+				const char *p = "";
+				size_t n = 0;
+				jrd_bytes(&rc.cmds, &p, &n);
+				reply_bulk(o, p, n);
+			}
+		}
+		return;
+	}
+	struct jreader r = { pl + 1, pl + plen };
+	uint64_t seq = 0, txn = 0;
+	jrd_u64(&r, &seq);
+	jrd_u64(&r, &txn);
+	reply_array(o, 3);
+	reply_long(o, (long long)seq);
+	reply_long(o, (long long)txn);
+	reply_bulk_cstr(o, pl[0] == JR_COMMIT ? "commit" : "?");
+}
+
+/* DEBUG CHANGE-STREAM BACKLOG <0|1> (zarisd only): the stream's backlog
+ * switch (stream.h), which a replica's attach will set. */
+static void debug_change_stream_backlog(struct client *c)
+{
+	long long on;
+	if (!cmd_arg_ll_range(c, 3, 0, 1, &on, "ERR value is out of range"))
+		return;
+	if (c->srv->stream)
+		stream_set_backlog(c->srv->stream, on != 0);
+	reply_ok(&c->out);
+}
+
+/* DEBUG CHANGE-STREAM <n>: the last N records still in the change
+ * stream's ring, oldest first (zarisd only: shows the stream runs with or
+ * without the append-only log). */
+static void debug_change_stream(struct client *c)
+{
+	long long n;
+	if (!cmd_arg_ll_range(c, 2, 0, 1000000, &n, "ERR value is out of range"))
+		return;
+	struct jbuf b;
+	jbuf_init(&b);
+	unsigned got = c->srv->stream ? stream_recent(c->srv->stream, (unsigned)n, &b) : 0;
+	reply_array(&c->out, got);
+	size_t off = 0;
+	for (unsigned i = 0; i < got; i++) {
+		const unsigned char *pl;
+		size_t plen;
+		/* the frames were made here, whole: a failure would be a bug */
+		enum jr_status st = jr_next_frame(b.p, b.len, &off, &pl, &plen, NULL);
+		if (st != JR_OK) {
+			reply_null(&c->out);
+			continue;
+		}
+		reply_stream_record(c, pl, plen);
+	}
+	jbuf_free(&b);
+}
+
 static void debug_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -247,6 +323,12 @@ static void debug_help(struct client *c)
 		"REPLICA-MODE <0|1>",
 		"    1: expire no key (hide expired ones, wait for a DEL) and evict none, as",
 		"    a replica; 0: back to a primary (zarisd only).",
+		"CHANGE-STREAM <n>",
+		"    Show the last <n> records of the change stream, each as [seq, txn, \"cmd\",",
+		"    argv...] or [seq, txn, \"commit\"] (zarisd only).",
+		"CHANGE-STREAM BACKLOG <0|1>",
+		"    1: keep the stream's tail with no consumer (the replication backlog), so",
+		"    CHANGE-STREAM <n> shows records without a log; 0: number them only.",
 		NULL,
 	};
 	cmd_reply_help(c, help);
@@ -270,6 +352,10 @@ void cmd_debug(struct client *c)
 		debug_active_expire(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "replica-mode"))
 		debug_replica_mode(c);
+	else if (c->argc == 4 && cmd_arg_is(c, 1, "change-stream") && cmd_arg_is(c, 2, "backlog"))
+		debug_change_stream_backlog(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "change-stream"))
+		debug_change_stream(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "log")) {
 		zr_log(ZR_LOG_WARNING, "DEBUG LOG: %.*s", (int)c->argv[2].len, c->argv[2].ptr);
 		reply_ok(&c->out);

@@ -16,6 +16,7 @@
 #include "zarisd/server/info.h"
 #include "zarisd/server/latency.h"
 #include "zarisd/commands/multi.h"
+#include "zarisd/commands/propagate.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
@@ -218,7 +219,7 @@ static const struct command *resolve(struct client *c)
 	}
 	c->cmd = cmd;
 	if (!arity_ok(cmd, c->argc)) {
-		if (cmd->handler == cmd_exec) {
+		if (cmd->flags & CMD_EXEC) {
 			/* Redis answers a rejected EXEC with EXECABORT and drops the
 			 * transaction (execCommandAbort) */
 			reply_error(&c->out,
@@ -253,7 +254,7 @@ static bool evict_ok(struct client *c, const struct command *cmd, long long maxm
 	if (t0)
 		*t0 = zr_clock_us();
 	if (r == -ENOMEM && deny) {
-		if (cmd->handler == cmd_exec) {
+		if ((cmd->flags & CMD_EXEC)) {
 			/* Redis's rejectCommand of EXEC: execCommandAbort */
 			reply_error(&c->out, "EXECABORT Transaction discarded because of: " ERR_OOM);
 			multi_client_free(c);
@@ -279,7 +280,7 @@ static inline bool memory_ok(struct client *c, const struct command *cmd, bool q
 	long long maxmemory = atomic_load_explicit(&c->srv->cfg->maxmemory, memory_order_relaxed);
 	if (maxmemory <= 0)
 		return true;
-	bool exec = cmd->handler == cmd_exec;
+	bool exec = (cmd->flags & CMD_EXEC);
 	uint32_t flags = cmd->flags | (exec ? multi_queued_flags(c) : 0);
 	/* EXEC evicts first whatever it runs, as Redis does before any command */
 	if (!(flags & (CMD_WRITE | CMD_DENYOOM)) && !queueing && !exec)
@@ -294,7 +295,7 @@ static inline bool memory_ok(struct client *c, const struct command *cmd, bool q
  * records are kept for a retry (persist/aof.c). */
 static inline bool disk_ok(struct client *c, const struct command *cmd)
 {
-	bool exec = cmd->handler == cmd_exec;
+	bool exec = (cmd->flags & CMD_EXEC);
 	if (!(cmd->flags & CMD_WRITE) && !(exec && multi_has_writes(c)))
 		return true;
 	int err = persist_write_errno(c->srv);
@@ -340,11 +341,14 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	uint64_t errors_before = c->out.errors;
 	pubsub_command_begin(c); /* pub/sub: inline delivery to a subscribed publisher */
 	/* persistence (persist.h): while a snapshot runs, a write's lookups
-	 * keep pre-images; a command that changed the keyspace is journaled
-	 * here, still inside the locked region, so records of one key are in
-	 * execution order */
+	 * keep pre-images; a command that changed the keyspace makes its
+	 * record here (propagate.h), still inside the locked region, so
+	 * records of one key are in execution order */
 	uint64_t persist_token = persist_command_begin(c, cmd);
+	if (__builtin_expect(cmd->flags & CMD_EXEC, 0))
+		propagate_exec_begin(c);
 	cmd->handler(c);
+	propagate_command(c, cmd, persist_token);
 	persist_command_end(c, cmd, persist_token);
 	pubsub_command_end(c);
 	c->clock_end_us = zr_clock_us();
@@ -396,7 +400,7 @@ static enum dispatch_result run_command(struct client *c)
 		return DISPATCH_DONE;
 	}
 	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
-		if (cmd->handler == cmd_exec) {
+		if ((cmd->flags & CMD_EXEC)) {
 			reply_error(
 				&c->out,
 				"EXECABORT Transaction discarded because of: NOAUTH Authentication required.");

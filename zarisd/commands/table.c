@@ -23,6 +23,8 @@
 #define KL CMD_KEYLESS
 #define WD CMD_WHOLEDB
 #define PR CMD_PROTECTED
+#define EX CMD_EXEC
+#define RE CMD_RANDOM_EFFECT
 
 /* One row per line reads as a table. */
 /* clang-format off */
@@ -210,7 +212,7 @@ static struct command command_rows[] = {
 	ROW("smismember", -3, R | F, 1, 1, 1, cmd_smismember, "set", "6.2.0", "Determines whether multiple members belong to a set."),
 	ROW("smembers", 2, R, 1, 1, 1, cmd_smembers, "set", "1.0.0", "Returns all members of a set."),
 	ROW("scard", 2, R | F, 1, 1, 1, cmd_scard, "set", "1.0.0", "Returns the number of members in a set."),
-	ROW("spop", -2, W | F, 1, 1, 1, cmd_spop, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
+	ROW("spop", -2, W | F | RE, 1, 1, 1, cmd_spop, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
 	ROW("srandmember", -2, R, 1, 1, 1, cmd_srandmember, "set", "1.0.0", "Get one or multiple random members from a set"),
 	ROW("smove", 4, W | F, 1, 2, 1, cmd_smove, "set", "1.0.0", "Moves a member from one set to another."),
 	ROW("sinter", -2, R, 1, -1, 1, cmd_sinter, "set", "1.0.0", "Returns the intersect of multiple sets."),
@@ -309,7 +311,7 @@ static struct command command_rows[] = {
 
 	/* --- transactions (cmd_multi.c) --- */
 	ROW("multi", 1, NS | L | S | F | KL | CMD_NOMULTI, 0, 0, 0, cmd_multi, "transactions", "1.2.0", "Starts a transaction."),
-	ROW("exec", 1, NS | L | S | KL, 0, 0, 0, cmd_exec, "transactions", "1.2.0", "Executes all commands in a transaction."),
+	ROW("exec", 1, NS | L | S | KL | EX, 0, 0, 0, cmd_exec, "transactions", "1.2.0", "Executes all commands in a transaction."),
 	ROW("discard", 1, NS | L | S | F | KL, 0, 0, 0, cmd_discard, "transactions", "2.0.0", "Discards a transaction."),
 	ROW("watch", -2, NS | L | S | F | CMD_NOMULTI, 1, -1, 1, cmd_watch, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction."),
 	ROW("unwatch", 1, NS | L | S | F | KL, 0, 0, 0, cmd_unwatch, "transactions", "2.2.0", "Forgets about watched keys of a transaction."),

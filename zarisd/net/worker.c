@@ -17,6 +17,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/net/msgq.h"
+#include "zarisd/commands/propagate.h"
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
@@ -153,7 +154,7 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	w->backend->run(w);
 	/* this thread's buffers in the modules below */
-	persist_thread_exit();
+	propagate_thread_exit();
 	store_evict_pool_clear();
 	return NULL;
 }

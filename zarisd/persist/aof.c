@@ -1,9 +1,9 @@
-/* aof — see aof.h. The buffer: workers append frames to `buf` under `mu`;
- * `commit_len` bytes of it (records up to `commit_seq`) may be written —
- * less than all of it while a transaction is open. The writer swaps the
- * committed prefix out under the lock and does the I/O without it. A cut
- * (snapshot instant) records the offset in `buf` where the next segment
- * begins; the writer closes the old segment there.
+/* aof — see aof.h. The writer is a consumer of the change stream: under
+ * `mu` it takes the visible frames from its cursor (journal/stream.h) and
+ * does the I/O without the lock. A cut (snapshot instant, under `mu`)
+ * records the stream offset where the next segment begins; since takes
+ * happen under `mu` too, the writer closes the old segment exactly there.
+ * Lock order: mu, then the stream's.
  */
 #include "zarisd/persist/aof.h"
 
@@ -21,44 +21,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zarisd/server/server.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/fileio.h"
 
-#define AOF_MAX_OPEN_TXN 256
-
-struct open_txn {
-	uint64_t txn;
-	size_t start;	   /* offset in buf of its first record */
-	uint64_t seq_prev; /* seq of the record before it */
-};
-
 struct aof {
-	struct server *srv;
+	struct stream *stream;
+	aof_durable_fn durable;
+	void *durable_ctx;
 	char *dir;
 	char *name;
 
 	pthread_mutex_t mu;
-	pthread_cond_t wake;	 /* writer: something to do */
-	pthread_cond_t cut_done; /* aof_drop_before: the cut's segment is open */
-	struct jbuf buf;
-	size_t commit_len;
-	uint64_t commit_seq;
-	uint64_t last_seq;
-	struct open_txn open[AOF_MAX_OPEN_TXN];
-	int nopen;
+	pthread_cond_t wake;	   /* writer, while it keeps unwritten bytes: something to do */
+	pthread_cond_t cut_done;   /* aof_drop_before: the cut's segment is open */
+	struct stream_consumer *c; /* the writer's cursor, while running */
 	bool cut_pending;
-	size_t cut_off;
-	uint64_t cut_seq;    /* start seq of the segment the cut opens */
-	char *cut_dir;	     /* the directory the cut moves the log to, or NULL */
-	pthread_cond_t room; /* aof_append: the committed bytes went under `limit` */
-	size_t limit;	     /* back-pressure bound on committed, unwritten bytes */
-	size_t peak;	     /* most bytes `buf` held (INFO aof_buffer_peak) */
+	uint64_t cut_off; /* stream offset where the cut's segment begins */
+	uint64_t cut_seq; /* start seq of the segment the cut opens */
+	char *cut_dir;	  /* the directory the cut moves the log to, or NULL */
 	uint64_t cut_gen, cut_gen_done;
-	bool running, stop, writer_idle;
-	bool frozen; /* aof_freeze: appends and commits wait for the process's end */
+	bool running, stop;
 	enum aof_fsync mode;
 	pthread_t thread;
 
@@ -70,28 +54,27 @@ struct aof {
 	 * stands on its own (durability is published through journal_durable) */
 	_Atomic uint64_t written_seq, synced_seq;
 	_Atomic int64_t stall_ms; /* DEBUG JOURNAL-STALL: sleep before the next write */
-	_Atomic uint64_t waits;	  /* appends that waited for room */
 	int64_t last_fsync_ms;
 	bool unsynced;
 	_Atomic uint64_t current_size;
-	_Atomic uint64_t fsyncs, records;
+	_Atomic uint64_t fsyncs;
 	_Atomic int last_errno;
 	_Atomic int64_t delayed_fsync;
 };
 
-struct aof *aof_create(struct server *srv, const char *dir_path, const char *name)
+struct aof *aof_create(struct stream *stream, aof_durable_fn durable, void *ctx, const char *dir_path,
+		       const char *name)
 {
 	struct aof *a = zr_calloc(1, sizeof(*a));
-	a->srv = srv;
+	a->stream = stream;
+	a->durable = durable;
+	a->durable_ctx = ctx;
 	a->dir = zr_strdup(dir_path);
 	a->name = zr_strdup(name);
 	a->fd = -1;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->wake, NULL);
 	pthread_cond_init(&a->cut_done, NULL);
-	pthread_cond_init(&a->room, NULL);
-	a->limit = AOF_BUFFER_LIMIT;
-	jbuf_init(&a->buf);
 	return a;
 }
 
@@ -100,30 +83,14 @@ void aof_destroy(struct aof *a)
 	if (!a)
 		return;
 	aof_stop(a);
-	jbuf_free(&a->buf);
+	stream_consumer_free(a->c);
 	pthread_cond_destroy(&a->wake);
 	pthread_cond_destroy(&a->cut_done);
-	pthread_cond_destroy(&a->room);
 	zr_free(a->cut_dir);
 	pthread_mutex_destroy(&a->mu);
 	zr_free(a->dir);
 	zr_free(a->name);
 	zr_free(a);
-}
-
-void aof_set_seq(struct aof *a, uint64_t seq)
-{
-	pthread_mutex_lock(&a->mu);
-	a->last_seq = a->commit_seq = seq;
-	pthread_mutex_unlock(&a->mu);
-}
-
-uint64_t aof_last_seq(struct aof *a)
-{
-	pthread_mutex_lock(&a->mu);
-	uint64_t s = a->last_seq;
-	pthread_mutex_unlock(&a->mu);
-	return s;
 }
 
 bool aof_running(struct aof *a)
@@ -139,6 +106,8 @@ void aof_set_fsync(struct aof *a, enum aof_fsync mode)
 	pthread_mutex_lock(&a->mu);
 	a->mode = mode;
 	pthread_cond_signal(&a->wake);
+	if (a->c)
+		stream_kick(a->c);
 	pthread_mutex_unlock(&a->mu);
 }
 
@@ -243,10 +212,10 @@ static uint64_t segments_size(const struct aof *a, const char *dir)
 
 static void publish(struct aof *a, uint64_t seq)
 {
-	/* release: a worker that sees the new value and sends a held reply
-	 * must also see the I/O as done (it is: the syscalls returned) */
-	atomic_store_explicit(&a->srv->journal_durable, seq, memory_order_release);
-	server_wake_all(a->srv);
+	/* the callback publishes with release: a worker that sees the new
+	 * value and sends a held reply must also see the I/O as done (it is:
+	 * the syscalls returned) */
+	a->durable(a->durable_ctx, seq);
 }
 
 /* Writes what it can of P[0..N) to the open segment; returns how many
@@ -461,48 +430,35 @@ static void *writer_main(void *arg)
 				wait_wake(a, 100);
 			continue;
 		}
-		bool cut_now = a->cut_pending && a->cut_off <= a->commit_len;
-		if (a->commit_len == 0 && !cut_now) {
+		/* taken under mu: a cut (mu) falls wholly before or after it */
+		out.len = 0;
+		uint64_t from, seq;
+		size_t n = stream_take(a->c, &out, &from, &seq);
+		bool cut_now = a->cut_pending && a->cut_off <= from + n;
+		if (n == 0 && !cut_now) {
 			if (a->stop)
 				break;
 			bool fsync_due = a->mode == AOF_FSYNC_EVERYSEC && a->unsynced &&
 					 zr_time_ms() - a->last_fsync_ms >= 1000;
-			if (!fsync_due) {
-				a->writer_idle = true;
-				wait_wake(a, 100);
-				a->writer_idle = false;
-				continue;
-			}
 			pthread_mutex_unlock(&a->mu);
-			if (do_fsync(a, AOF_FSYNC_EVERYSEC))
-				sync_worked(a);
-			mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+			if (!fsync_due) {
+				stream_wait(a->c, 100);
+			} else {
+				if (do_fsync(a, AOF_FSYNC_EVERYSEC))
+					sync_worked(a);
+				mark_synced(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+			}
 			pthread_mutex_lock(&a->mu);
 			continue;
 		}
-		/* take the committed prefix; the uncommitted rest stays */
-		size_t n = a->commit_len;
-		uint64_t seq = a->commit_seq;
-		size_t cut = cut_now ? a->cut_off : SIZE_MAX;
+		size_t cut = cut_now ? (size_t)(a->cut_off - from) : SIZE_MAX;
 		uint64_t cut_seq = a->cut_seq, cut_gen = a->cut_gen;
 		char *cut_dir = NULL;
 		if (cut_now) {
 			a->cut_pending = false;
 			cut_dir = a->cut_dir;
 			a->cut_dir = NULL;
-		} else if (a->cut_pending) {
-			a->cut_off -= n;
 		}
-		struct jbuf t = out;
-		out = a->buf;
-		a->buf = t;
-		a->buf.len = 0;
-		jbuf_put(&a->buf, out.p + n, out.len - n);
-		out.len = n;
-		for (int i = 0; i < a->nopen; i++)
-			a->open[i].start -= n;
-		a->commit_len = 0;
-		pthread_cond_broadcast(&a->room);
 		enum aof_fsync mode = a->mode;
 		pthread_mutex_unlock(&a->mu);
 		int64_t stall = atomic_exchange_explicit(&a->stall_ms, 0, memory_order_relaxed);
@@ -554,33 +510,40 @@ int aof_start(struct aof *a, enum aof_fsync mode, bool fresh)
 		       strerror(errno));
 		return e;
 	}
+	/* the cursor opens at the stream's end: the segment starts with the
+	 * next seq, and every record after it reaches the writer */
+	uint64_t last;
 	pthread_mutex_lock(&a->mu);
-	uint64_t start = a->last_seq + 1;
-	a->buf.len = 0;
-	a->commit_len = 0;
-	a->commit_seq = a->last_seq;
-	a->nopen = 0;
+	a->c = stream_consumer_open(a->stream, true, &last);
+	uint64_t start = last + 1;
 	a->cut_pending = false;
 	a->mode = mode;
 	a->stop = false;
 	pthread_mutex_unlock(&a->mu);
 	/* the records so far are durable (in the snapshot, or nowhere) */
-	atomic_store_explicit(&a->srv->journal_durable, a->last_seq, memory_order_release);
+	a->durable(a->durable_ctx, last);
 	int r = open_segment(a, start, fresh);
 	if (r < 0)
-		return r;
+		goto out_free_consumer;
 	atomic_store_explicit(&a->written_seq, start - 1, memory_order_relaxed);
 	mark_synced(a, start - 1);
 	a->last_fsync_ms = zr_time_ms();
 	atomic_store_explicit(&a->current_size, segments_size(a, a->dir), memory_order_relaxed);
 	if (pthread_create(&a->thread, NULL, writer_main, a) != 0) {
 		close_segment(a, mode);
-		return -EAGAIN;
+		r = -EAGAIN;
+		goto out_free_consumer;
 	}
 	pthread_mutex_lock(&a->mu);
 	a->running = true;
 	pthread_mutex_unlock(&a->mu);
 	return 0;
+out_free_consumer:
+	pthread_mutex_lock(&a->mu);
+	stream_consumer_free(a->c);
+	a->c = NULL;
+	pthread_mutex_unlock(&a->mu);
+	return r;
 }
 
 /* Wakes the writer thread, whose stop flag the caller set under a->mu,
@@ -590,10 +553,15 @@ static void unlock_and_join_writer(struct aof *a)
 {
 	enum aof_fsync mode = a->mode;
 	pthread_cond_signal(&a->wake);
+	stream_kick(a->c);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
 	close_segment(a, mode);
 	publish(a, atomic_load_explicit(&a->written_seq, memory_order_relaxed));
+	pthread_mutex_lock(&a->mu);
+	stream_consumer_free(a->c);
+	a->c = NULL;
+	pthread_mutex_unlock(&a->mu);
 }
 
 void aof_stop(struct aof *a)
@@ -603,23 +571,20 @@ void aof_stop(struct aof *a)
 		pthread_mutex_unlock(&a->mu);
 		return;
 	}
-	a->running = false; /* appends from now on are dropped */
+	a->running = false;
 	a->stop = true;
-	pthread_cond_broadcast(&a->room);
-	/* an open transaction's records are written too: its workers are gone
-	 * or its commit is lost with the process anyway */
-	if (a->nopen) {
-		a->nopen = 0;
-		a->commit_len = a->buf.len;
-		a->commit_seq = a->last_seq;
-	}
+	/* records appended from now on are not the log's; an open
+	 * transaction's records are written too: its workers are gone or its
+	 * commit is lost with the process anyway */
+	stream_consumer_close(a->c, true);
 	unlock_and_join_writer(a);
 }
 
 void aof_freeze(struct aof *a)
 {
+	/* every append and commit from now on waits for the process's end */
+	stream_freeze(a->stream);
 	pthread_mutex_lock(&a->mu);
-	a->frozen = true;
 	if (!a->running) {
 		pthread_mutex_unlock(&a->mu);
 		return;
@@ -628,108 +593,8 @@ void aof_freeze(struct aof *a)
 	 * runs (or is stuck), its commit will never come */
 	a->running = false;
 	a->stop = true;
+	stream_consumer_close(a->c, false);
 	unlock_and_join_writer(a);
-}
-
-/* --- appending (workers) -------------------------------------------------------- */
-
-/* A frozen log (a->mu held): the caller's write would come after the last
- * record on disk and must never be acknowledged, so it waits here until
- * the process ends. */
-static void wait_while_frozen(struct aof *a)
-{
-	while (a->frozen)
-		pthread_cond_wait(&a->room, &a->mu);
-}
-
-static void recompute_commit(struct aof *a)
-{
-	if (a->nopen == 0) {
-		a->commit_len = a->buf.len;
-		a->commit_seq = a->last_seq;
-		return;
-	}
-	size_t lo = SIZE_MAX;
-	for (int i = 0; i < a->nopen; i++)
-		if (a->open[i].start < lo) {
-			lo = a->open[i].start;
-			a->commit_seq = a->open[i].seq_prev;
-		}
-	a->commit_len = lo;
-}
-
-uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn)
-{
-	pthread_mutex_lock(&a->mu);
-	wait_while_frozen(a);
-	if (!a->running) {
-		pthread_mutex_unlock(&a->mu);
-		return 0;
-	}
-	/* back-pressure: wait while the committed bytes the writer has not
-	 * taken would pass the limit (one record larger than the limit goes
-	 * alone). Only committed bytes count: the writer can always drain
-	 * them, so waiting cannot deadlock behind an open transaction. */
-	if (a->commit_len && a->commit_len + rec->len > a->limit) {
-		atomic_fetch_add_explicit(&a->waits, 1, memory_order_relaxed);
-		while (a->running && a->commit_len && a->commit_len + rec->len > a->limit)
-			pthread_cond_wait(&a->room, &a->mu);
-		wait_while_frozen(a);
-		if (!a->running) {
-			pthread_mutex_unlock(&a->mu);
-			return 0;
-		}
-	}
-	uint64_t seq = ++a->last_seq;
-	jr_frame_set_seq(rec, 0, seq);
-	if (txn) {
-		bool known = false;
-		for (int i = 0; i < a->nopen && !known; i++)
-			known = a->open[i].txn == txn;
-		if (!known && a->nopen < AOF_MAX_OPEN_TXN)
-			a->open[a->nopen++] = (struct open_txn){ txn, a->buf.len, seq - 1 };
-	}
-	jbuf_put(&a->buf, rec->p, rec->len);
-	if (a->buf.len > a->peak)
-		a->peak = a->buf.len;
-	recompute_commit(a);
-	atomic_fetch_add_explicit(&a->records, 1, memory_order_relaxed);
-	if (a->writer_idle)
-		pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->mu);
-	return seq;
-}
-
-uint64_t aof_commit(struct aof *a, uint64_t txn)
-{
-	struct jbuf rec;
-	unsigned char space[64];
-	rec.p = space;
-	rec.len = 0;
-	rec.cap = sizeof(space);
-	size_t off = jr_frame_begin(&rec, JR_COMMIT);
-	jbuf_u64(&rec, 0);
-	jbuf_u64(&rec, txn);
-	jr_frame_end(&rec, off);
-	pthread_mutex_lock(&a->mu);
-	wait_while_frozen(a);
-	if (!a->running) {
-		pthread_mutex_unlock(&a->mu);
-		return 0;
-	}
-	uint64_t seq = ++a->last_seq;
-	jr_frame_set_seq(&rec, 0, seq);
-	jbuf_put(&a->buf, rec.p, rec.len);
-	for (int i = 0; i < a->nopen; i++)
-		if (a->open[i].txn == txn) {
-			a->open[i] = a->open[--a->nopen];
-			break;
-		}
-	recompute_commit(a);
-	if (a->writer_idle)
-		pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->mu);
-	return seq;
 }
 
 /* --- snapshots ------------------------------------------------------------------ */
@@ -737,15 +602,17 @@ uint64_t aof_commit(struct aof *a, uint64_t txn)
 uint64_t aof_cut(struct aof *a, const char *new_dir)
 {
 	pthread_mutex_lock(&a->mu);
-	uint64_t seq = a->last_seq;
+	uint64_t seq;
+	uint64_t off = stream_position(a->stream, &seq);
 	if (a->running) {
 		zr_free(a->cut_dir);
 		a->cut_dir = new_dir && strcmp(new_dir, a->dir) ? zr_strdup(new_dir) : NULL;
 		a->cut_pending = true;
-		a->cut_off = a->buf.len;
+		a->cut_off = off;
 		a->cut_seq = seq + 1;
 		a->cut_gen++;
 		pthread_cond_signal(&a->wake);
+		stream_kick(a->c);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return seq;
@@ -794,17 +661,19 @@ int aof_drop_before(struct aof *a, uint64_t seq)
 
 void aof_stats(struct aof *a, struct aof_stats *out)
 {
+	struct stream_stats ss;
+	stream_stats(a->stream, &ss);
 	pthread_mutex_lock(&a->mu);
-	out->pending_bytes = a->buf.len;
-	out->buffer_limit = a->limit;
-	out->buffer_peak = a->peak;
+	out->pending_bytes = a->c ? stream_pending(a->c) : 0;
 	pthread_mutex_unlock(&a->mu);
+	out->buffer_limit = ss.limit;
+	out->buffer_peak = ss.peak;
+	out->buffer_waits = ss.waits;
+	out->records = ss.records;
 	out->written_seq = atomic_load_explicit(&a->written_seq, memory_order_relaxed);
 	out->synced_seq = atomic_load_explicit(&a->synced_seq, memory_order_relaxed);
-	out->buffer_waits = atomic_load_explicit(&a->waits, memory_order_relaxed);
 	out->current_size = atomic_load_explicit(&a->current_size, memory_order_relaxed);
 	out->fsyncs = atomic_load_explicit(&a->fsyncs, memory_order_relaxed);
-	out->records = atomic_load_explicit(&a->records, memory_order_relaxed);
 	out->last_write_errno = atomic_load_explicit(&a->last_errno, memory_order_relaxed);
 	out->delayed_fsync = atomic_load_explicit(&a->delayed_fsync, memory_order_relaxed);
 }
@@ -822,12 +691,8 @@ void aof_set_dir(struct aof *a, const char *dir)
 void aof_debug(struct aof *a, int64_t stall_ms, size_t limit)
 {
 	atomic_store_explicit(&a->stall_ms, stall_ms, memory_order_relaxed);
-	pthread_mutex_lock(&a->mu);
-	if (limit) {
-		a->limit = limit;
-		pthread_cond_broadcast(&a->room);
-	}
-	pthread_mutex_unlock(&a->mu);
+	if (limit)
+		stream_set_limit(a->stream, limit);
 }
 
 /* --- listing ------------------------------------------------------------------------ */

@@ -1,7 +1,9 @@
-/* aof — the append-only log: journal records numbered in one sequence,
- * buffered in memory, written and fsynced by one writer thread (group
- * commit: one fsync covers every record appended before it, from every
- * worker), in segment files of the journal directory.
+/* aof — the append-only log: a consumer of the change stream
+ * (journal/stream.h), whose records it writes and fsyncs from one writer
+ * thread (group commit: one fsync covers every record appended before it,
+ * from every worker), in segment files of the journal directory. The
+ * stream numbers the records, gates transactions and applies the
+ * back-pressure; the log writes what its cursor reads.
  *
  * Files: <dir>/<appenddirname>/<appendfilename>.<start seq, 20 digits>.zj,
  * each a journal file (journal/format.h) opening with a JR_SEGMENT frame. A
@@ -9,30 +11,24 @@
  * go to a new segment starting at J + 1, so once the snapshot is on disk
  * every older segment is deleted (that is the rewrite / compaction).
  *
- * Durability (what srv->journal_durable means, published with release
- * after the I/O, then every worker is woken): under appendfsync always,
+ * Durability (what the durable callback is told, after the I/O; the
+ * server publishes it as journal_durable and wakes the workers whose
+ * replies wait for it): under appendfsync always,
  * records fsynced; under everysec and no, records written to the kernel
  * (they survive a crash of the process; everysec fsyncs once a second, no
  * leaves it to the kernel).
  *
- * Transactions: records of an EXEC carry its txn id; nothing from the
- * first of them on is written until its JR_COMMIT is appended, so a
- * crash never leaves half a transaction in the file.
+ * Transactions: the stream shows the writer nothing of an EXEC before
+ * its JR_COMMIT, so a crash never leaves half a transaction in the file.
  *
- * Back-pressure: the records appended and committed but not yet taken
- * by the writer are bounded by AOF_BUFFER_LIMIT bytes (plus the record
- * being appended). On a disk slower than the write load, aof_append waits
- * (on the log's condition variable, the caller's shard locks held — the
- * writer needs none of them) until the writer has taken the buffer, so
- * the workers slow to the disk's pace instead of memory growing; the
+ * Back-pressure: the stream's (STREAM_BUFFER_LIMIT): while the log runs it
+ * is the slowest consumer, so on a disk slower than the write load the
+ * workers' appends wait until the writer has taken the buffer; the
  * writer's own batch in flight is at most one more such buffer, so the
- * log holds at most about 2 x AOF_BUFFER_LIMIT. A record larger than the
- * limit waits for an empty buffer and goes alone. Records of an open
- * transaction never wait behind themselves (only committed bytes count).
- * INFO shows aof_buffer_length, _peak, _limit and _waits.
+ * log holds at most about 2 x AOF_BUFFER_LIMIT. INFO shows
+ * aof_buffer_length, _peak, _limit and _waits.
  *
- * Threads: aof_append/aof_commit from any worker (one mutex, held for a
- * memcpy); the writer thread does all I/O; the others from the persistence
+ * Threads: the writer thread does all I/O; the others from the persistence
  * control paths (one at a time, under persist's control lock).
  */
 #ifndef ZR_AOF_H
@@ -43,11 +39,15 @@
 #include <stdint.h>
 
 #include "zarisd/journal/format.h"
+#include "zarisd/journal/stream.h"
 
-struct server;
 struct aof;
 
-#define AOF_BUFFER_LIMIT (64u << 20) /* bytes: see back-pressure above */
+#define AOF_BUFFER_LIMIT STREAM_BUFFER_LIMIT /* bytes: see back-pressure above */
+
+/* Told SEQ once every record up to it is durable (see above); from the
+ * writer thread or the control path, never under a lock of the log's. */
+typedef void (*aof_durable_fn)(void *ctx, uint64_t seq);
 
 enum aof_fsync {
 	AOF_FSYNC_ALWAYS = 0,
@@ -69,21 +69,20 @@ struct aof_stats {
 	uint64_t buffer_waits;	/* appends that had to wait for room */
 };
 
-/* Creates the log state for SRV (not started). DIR_PATH: the journal
+/* Creates the log state (not started) for STREAM (borrowed; outlives the
+ * log), telling DURABLE(CTX, seq) what is durable. DIR_PATH: the journal
  * directory (created by aof_start). NAME: the segment name prefix. */
-struct aof *aof_create(struct server *srv, const char *dir_path, const char *name);
+struct aof *aof_create(struct stream *stream, aof_durable_fn durable, void *ctx, const char *dir_path,
+		       const char *name);
 void aof_destroy(struct aof *a);
 
-/* Sets the last sequence number already used (after loading). */
-void aof_set_seq(struct aof *a, uint64_t seq);
-/* The last sequence number handed out. Any thread. */
-uint64_t aof_last_seq(struct aof *a);
-
-/* Opens a new segment starting at last_seq + 1 (FRESH: JR_SEG_FRESH) and
- * starts the writer thread. Returns 0 or -errno (nothing started). */
+/* Opens the writer's cursor at the stream's end and a new segment
+ * starting at the next seq (FRESH: JR_SEG_FRESH), and starts the writer
+ * thread. Returns 0 or -errno (nothing started). */
 int aof_start(struct aof *a, enum aof_fsync mode, bool fresh);
-/* Writes and fsyncs what is committed, stops the writer, closes the
- * segment. Records appended later are dropped. */
+/* Writes and fsyncs what was appended (an open transaction's records
+ * too), stops the writer, closes the segment and its cursor. Records
+ * appended later are not the log's. */
 void aof_stop(struct aof *a);
 bool aof_running(struct aof *a);
 /* Shutdown with workers still running a command: writes and fsyncs what
@@ -93,15 +92,8 @@ bool aof_running(struct aof *a);
 void aof_freeze(struct aof *a);
 void aof_set_fsync(struct aof *a, enum aof_fsync mode);
 
-/* Appends the one frame in REC (encoded with seq 0; numbered here) for
- * transaction TXN (0 = none). Returns its seq, or 0 when the log is not
- * running. */
-uint64_t aof_append(struct aof *a, struct jbuf *rec, uint64_t txn);
-/* Appends the JR_COMMIT of TXN; returns its seq (0 when not running). */
-uint64_t aof_commit(struct aof *a, uint64_t txn);
-
 /* The snapshot's instant (called with every shard lock held): returns the
- * last seq and, when running, makes the writer start a new segment at
+ * stream's last seq and, when running, makes the writer start a new segment at
  * the next one — in NEW_DIR when it is not NULL and not the log's
  * directory (the log moves there: CONFIG SET dir; stale segments there
  * are removed and the new segment is marked fresh). */
@@ -109,7 +101,7 @@ uint64_t aof_cut(struct aof *a, const char *new_dir);
 /* Sets the directory of a stopped log (the next aof_start opens there). */
 void aof_set_dir(struct aof *a, const char *dir);
 /* Test hooks (DEBUG JOURNAL-STALL): the writer sleeps STALL_MS before its
- * next write; LIMIT (> 0) replaces the back-pressure bound. */
+ * next write; LIMIT (> 0) replaces the stream's back-pressure bound. */
 void aof_debug(struct aof *a, int64_t stall_ms, size_t limit);
 /* Waits (bounded) until the segment of the last aof_cut is open; then
  * deletes every segment that starts at or before SEQ. Returns 0 or -errno. */

@@ -25,14 +25,13 @@
 #include "zarisd/server/command.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
-#include "zarisd/commands/handlers.h"
-#include "zarisd/commands/keyiter.h"
 #include "zarisd/server/textbuf.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
 #include "zarisd/journal/format.h"
+#include "zarisd/journal/stream.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/snapshot.h"
 #include "zarisd/store/store.h"
@@ -104,14 +103,9 @@ struct change_slot {
 	char pad[64 - sizeof(uint64_t) - sizeof(void *)];
 };
 
-static _Atomic uint64_t txn_ids;
-
 static _Atomic uint64_t persist_ids;
 static _Thread_local struct change_slot *tl_slot;
 static _Thread_local uint64_t tl_slot_owner; /* the id of the persist tl_slot belongs to */
-static _Thread_local uint64_t tl_txn;	     /* this thread's EXEC's txn id, once it journaled a record */
-static _Thread_local bool tl_in_exec;	     /* running EXEC (its WATCH check, its queued commands) */
-static _Thread_local struct jbuf tl_rec;
 
 /* A thread whose work must not go on while a busy shutdown ends the
  * process (persist_shutdown_busy) waits here for the end. Signals are
@@ -188,69 +182,10 @@ uint64_t persist_command_begin(struct client *c, const struct command *cmd)
 	/* a count said outside a command (a blocked client served after one)
 	 * is not this command's */
 	(void)store_thread_take_changes(0);
-	/* expiries met from here to EXEC's end join its transaction (the
-	 * deletion hook); EXEC's WATCH check included */
-	if (__builtin_expect(cmd->handler == cmd_exec, 0) && !(c->flags & CLIENT_IN_EXEC))
-		tl_in_exec = true;
 	struct persist *p = c->srv->persist;
 	if (p && gated(c, cmd))
 		pthread_rwlock_rdlock(&p->gate);
 	return store_thread_dirty();
-}
-
-struct effect_ctx {
-	struct jbuf *b;
-	unsigned n;
-};
-
-static int effect_emit(int argc, const char *const *argv, const size_t *lens, void *arg)
-{
-	struct effect_ctx *ec = arg;
-	jr_cmd_argv(ec->b, argc, argv, lens);
-	ec->n++;
-	return 0;
-}
-
-/* Encodes the state of KEY after the command as commands (DEL, then the
- * rebuild, then its TTL): for commands whose outcome is random. */
-static unsigned encode_effect(struct client *c, const char *key, size_t klen)
-{
-	struct store *s = c->srv->store;
-	struct effect_ctx ec = { &tl_rec, 0 };
-	const char *del[2] = { "DEL", key };
-	size_t dl[2] = { 3, klen };
-	effect_emit(2, del, dl, &ec);
-	struct entry *e =
-		store_find_locked(s, c->db, key, klen, c->now_ms,
-				  STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
-	if (!e)
-		return ec.n;
-	if (entry_type(e) == STORE_TYPE_STRING) {
-		size_t vlen;
-		const char *v = entry_str(e, &vlen);
-		const char *set[3] = { "SET", key, v };
-		size_t sl[3] = { 3, klen, vlen };
-		effect_emit(3, set, sl, &ec);
-	} else {
-		const struct store_type_ops *ops = store_type_ops_of(s, entry_type(e));
-		if (ops && ops->rewrite)
-			ops->rewrite(entry_obj(e), key, klen, effect_emit, &ec);
-	}
-	if (entry_expire(e) >= 0) {
-		char ms[24];
-		size_t n = zr_ll_to_str(ms, entry_expire(e));
-		const char *px[3] = { "PEXPIREAT", key, ms };
-		size_t pl[3] = { 9, klen, n };
-		effect_emit(3, px, pl, &ec);
-	}
-	return ec.n;
-}
-
-/* The key argument indexes of CMD for c->argv, as the dispatcher locks them
- * (keyiter.h: the fixed keys and the counted ones of LMPOP, ZMPOP ...). */
-static void key_range(const struct client *c, const struct command *cmd, struct keyiter *keys)
-{
-	keyiter_init_locked_keys(keys, cmd, c->argv, c->argc);
 }
 
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
@@ -259,143 +194,21 @@ void persist_command_end(struct client *c, const struct command *cmd, uint64_t t
 	uint64_t stamped = store_thread_dirty() - token;
 	/* taken (and forgotten) even when nothing is counted below */
 	uint64_t changes = store_thread_take_changes(stamped);
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && cmd->handler == cmd_exec;
-	if (exec_end)
-		tl_in_exec = false;
 	struct persist *p = c->srv->persist;
 	if (!p)
 		return;
-	/* an EXEC whose only records are expiries' DELs still commits them */
-	if (!stamped && !(tl_txn && exec_end))
+	if (!stamped)
 		goto out;
 	/* Redis's server.dirty counts changes, not commands (MSET of three
 	 * keys: 3; SADD of two new members: 2); the store counts each write it
-	 * stamps and each key freed unless the command said its count (an
-	 * expiry is no change: it has its own record). EXEC's commands counted
-	 * themselves (EXEC ends after them). */
+	 * stamps and each key freed unless the command said its count. EXEC's
+	 * commands counted themselves (EXEC ends after them). */
+	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && (cmd->flags & CMD_EXEC);
 	if (!exec_end)
 		count_changes(p, changes);
-	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
-		goto out;
-	uint64_t seq;
-	if (exec_end) {
-		/* the queued commands were journaled one by one: close them */
-		if (tl_txn) {
-			seq = aof_commit(p->aof, tl_txn);
-			tl_txn = 0;
-			if (seq > c->journal_seq)
-				c->journal_seq = seq;
-		}
-		goto out;
-	}
-	uint64_t txn = 0;
-	if (c->flags & CLIENT_IN_EXEC) {
-		if (!tl_txn)
-			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
-		txn = tl_txn;
-	}
-	struct keyiter keys;
-	key_range(c, cmd, &keys);
-	struct keyiter peek = keys;
-	int first = keyiter_next(&peek);
-	tl_rec.len = 0;
-	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
-	if (cmd->handler == cmd_spop && first >= 0) {
-		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
-	} else {
-		jbuf_varint(&tl_rec, (uint64_t)c->argc);
-		for (int i = 0; i < c->argc; i++)
-			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
-	}
-	/* the version each named key has now, so a replay restores it */
-	unsigned nver = (unsigned)keyiter_count(&keys);
-	size_t count_at = tl_rec.len;
-	jr_cmd_versions_begin(&tl_rec, nver);
-	unsigned found = 0;
-	for (int i; (i = keyiter_next(&keys)) >= 0;) {
-		/* NOEXPIRE: a key the command left past its TTL (SET k v PXAT
-		 * <past>) is the primary's to expire later, after this record;
-		 * a DEL now would precede it, outside any EXEC it ran in */
-		struct entry *e = store_find_locked(
-			c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms,
-			STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
-		if (e) {
-			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
-			found++;
-		}
-	}
-	if (found != nver) {
-		/* rewrite the count: varints are variable length, so re-encode the tail */
-		struct jbuf tail;
-		jbuf_init(&tail);
-		size_t after = count_at;
-		uint64_t tmp;
-		struct jreader r = { tl_rec.p + count_at, tl_rec.p + tl_rec.len };
-		jrd_varint(&r, &tmp);
-		after = (size_t)(r.p - tl_rec.p);
-		jbuf_put(&tail, tl_rec.p + after, tl_rec.len - after);
-		tl_rec.len = count_at;
-		jr_cmd_versions_begin(&tl_rec, found);
-		jbuf_put(&tl_rec, tail.p, tail.len);
-		jbuf_free(&tail);
-	}
-	jr_frame_end(&tl_rec, off);
-	seq = aof_append(p->aof, &tl_rec, txn);
-	if (tl_rec.cap > (1u << 20)) /* do not keep a huge record's buffer */
-		jbuf_free(&tl_rec);
-	if (!txn && seq > c->journal_seq)
-		c->journal_seq = seq;
 out:
 	if (gated(c, cmd))
 		pthread_rwlock_unlock(&p->gate);
-}
-
-/* The store's deletion hook: journals an eviction or an expiry as DEL
- * <key> (Redis's propagateDeletion; DEL, not UNLINK, as with
- * lazyfree-lazy-expire no). Runs with the key's shard lock held, so the
- * record is ordered with every command on that key and with a snapshot's
- * instant (which holds every shard lock); aof_append takes only the log's
- * own mutex, never a shard lock. A lazy expiry runs inside the command
- * that met the key, so its DEL precedes that command's record (appended
- * at persist_command_end): DEL k, then the SET or INCR that recreates k.
- *
- * Inside EXEC the DEL joins the transaction: a queued command can make a
- * key expired for a later one (SET k v PXAT <past>, then GET k), and a DEL
- * outside the transaction would then replay even when the transaction
- * does not (a crash before its commit): it would delete the value k had
- * before EXEC, which the transaction never replaced. As part of it, the
- * DEL replays in its place among the queued commands, or not at all, and
- * a key that was already expired before EXEC stays expired without it. */
-static _Thread_local struct jbuf tl_deletion;
-
-void persist_thread_exit(void)
-{
-	jbuf_free(&tl_rec);
-	jbuf_free(&tl_deletion);
-}
-
-static void deletion_journal(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
-{
-	struct persist *p = ctx;
-	if ((ev != STORE_EVENT_EVICTED && ev != STORE_EVENT_EXPIRED) ||
-	    !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
-		return;
-	uint64_t txn = 0;
-	if (tl_in_exec) {
-		if (!tl_txn)
-			tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
-		txn = tl_txn;
-	}
-	const char *argv[2] = { "DEL", key };
-	size_t lens[2] = { 3, klen };
-	tl_deletion.len = 0;
-	size_t off = jr_cmd_begin(&tl_deletion, 0, zr_time_ms(), db, txn, 1);
-	jr_cmd_argv(&tl_deletion, 2, argv, lens);
-	jr_cmd_versions_begin(&tl_deletion, 0);
-	jr_frame_end(&tl_deletion, off);
-	aof_append(p->aof, &tl_deletion, txn);
-	if (tl_deletion.cap > (1u << 16))
-		jbuf_free(&tl_deletion);
 }
 
 /* --- saving ------------------------------------------------------------------------- */
@@ -459,8 +272,9 @@ static uint64_t at_instant(void *arg)
 	struct instant_ctx *ic = arg;
 	struct persist *p = ic->p;
 	instant_gate(ic);
-	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed) ? aof_cut(p->aof, ic->log_dir)
-									      : aof_last_seq(p->aof);
+	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed)
+			       ? aof_cut(p->aof, ic->log_dir)
+			       : stream_last_seq(p->srv->stream);
 	/* every shard lock is held: no command is changing the keyspace */
 	uint64_t total = changes_total(p);
 	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
@@ -730,7 +544,7 @@ int persist_init(struct server *srv)
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
 	char *log_dir = path_in_cwd(cfg->appenddirname);
-	p->aof = aof_create(srv, log_dir, cfg->appendfilename);
+	p->aof = aof_create(srv->stream, server_publish_durable, srv, log_dir, cfg->appendfilename);
 	zr_free(log_dir);
 	char cwd[PATH_MAX];
 	p->cwd = zr_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
@@ -771,7 +585,7 @@ int persist_init(struct server *srv)
 		       (double)(zr_mono_us() - t0) / 1e6, p->loaded.keys_loaded, p->loaded.keys_expired,
 		       p->loaded.records);
 	p->loaded.ms = (zr_mono_us() - t0) / 1000;
-	aof_set_seq(p->aof, p->loaded.last_seq);
+	stream_set_seq(srv->stream, p->loaded.last_seq);
 	if (aof) {
 		/* segments wholly covered by the snapshot are left over from a
 		 * crash between a snapshot and their deletion */
@@ -788,7 +602,6 @@ int persist_init(struct server *srv)
 		srv->persist = NULL;
 		goto fail;
 	}
-	store_set_delete_hook(srv->store, deletion_journal, p);
 	return 0;
 fail:
 	zr_log(ZR_LOG_WARNING, "Fatal error loading the DB: %s. Exiting.", err);
@@ -835,7 +648,6 @@ void persist_shutdown(struct server *srv)
 	struct persist *p = srv->persist;
 	if (!p)
 		return;
-	store_set_delete_hook(srv->store, NULL, NULL);
 	final_save(p, false);
 	atomic_store(&p->aof_on, 0);
 	aof_destroy(p->aof);
@@ -1022,7 +834,9 @@ void persist_info(struct server *srv, struct textbuf *t)
 			       "aof_buffer_limit:%" PRIu64 "\r\n"
 			       "aof_buffer_waits:%" PRIu64 "\r\n",
 			       as.current_size, atomic_load_explicit(&p->aof_base_size, memory_order_relaxed),
-			       as.pending_bytes, (long long)as.delayed_fsync, aof_last_seq(p->aof),
+			       as.pending_bytes, (long long)as.delayed_fsync, stream_last_seq(srv->stream),
 			       as.synced_seq, as.fsyncs, as.buffer_peak, as.buffer_limit, as.buffer_waits);
 	textbuf_printf(t, "rdb_last_load_ms:%lld\r\n", (long long)p->loaded.ms);
+	/* zarisd's own: the change stream's last record, with or without the log */
+	textbuf_printf(t, "journal_seq:%" PRIu64 "\r\n", stream_last_seq(srv->stream));
 }

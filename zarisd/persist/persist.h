@@ -23,11 +23,12 @@
  *
  * Deletions no command made — evictions (maxmemory) and expiries (the
  * active cycle, and the lazy expiry of a key a command meets past its TTL)
- * — are journaled as DEL <key> from the store's deletion hook, under the
+ * — are journaled as DEL <key> from the store's deletion hook (installed by
+ * commands/propagate.c, where every record is made), under the
  * key's shard lock (so each is ordered with the commands on that key and
- * with a snapshot's instant; the append takes only the log's mutex). A
+ * with a snapshot's instant; the append takes only the stream's mutex). A
  * lazy expiry's DEL precedes the record of the command that met the key;
- * inside EXEC it is one of the transaction's records (persist.c says why).
+ * inside EXEC it is one of the transaction's records (propagate.c says why).
  * An expiry is not a change of the command that met it (Redis's dirty
  * count leaves it out): a read that expired a key writes no record of its
  * own. Replay needs the DELs less than a replica does — every record
@@ -59,16 +60,15 @@ struct textbuf;
  * cron thread. The working directory is `dir` already. Returns 0, or
  * -errno after logging why (the server must not start). */
 int persist_init(struct server *srv);
-/* Frees the calling thread's journal buffers; a worker calls it as it
- * exits (LeakSanitizer saw them left behind). */
-void persist_thread_exit(void);
 /* main, after the workers stopped: the final save (unless SHUTDOWN NOSAVE
  * or no save rules; always with SHUTDOWN SAVE), then the log is flushed
  * and closed. Frees srv->persist. */
 void persist_shutdown(struct server *srv);
 
 /* Dispatcher, around each handler, shard locks held: BEGIN returns a token
- * for END. END journals the command when it changed the keyspace. */
+ * for END (store_thread_dirty() before the handler) and takes the gate of
+ * a whole-keyspace write; END counts the command's changes and releases
+ * the gate. The record is made between them (commands/propagate.h). */
 uint64_t persist_command_begin(struct client *c, const struct command *cmd);
 void persist_command_end(struct client *c, const struct command *cmd, uint64_t token);
 /* Dispatcher, before a write command: 0, or the errno that keeps the log

@@ -35,7 +35,12 @@ typedef void (*cmd_handler_fn)(struct client *c);
  *           (Redis's CMD_PROTECTED; not shown by COMMAND INFO, as in 7.0)
  * SELFLOCK  keyless in the table but takes a key's shard lock itself (DEBUG
  *           OBJECT): queued in MULTI, EXEC takes every lock, as for WHOLEDB,
- *           so that lock is already held (zarisd's own; never shown) */
+ *           so that lock is already held
+ * EXEC      runs a client's queued commands (EXEC): the dispatcher's
+ *           EXECABORT answers and the transaction's records key on it
+ * RANDOM_EFFECT  its outcome is random (SPOP): its journal record is its
+ *           effect, not its argv (commands/propagate.h)
+ * The last three are zarisd's own and not shown by COMMAND INFO. */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -54,6 +59,8 @@ enum cmd_flag {
 	CMD_CONTAINER = 1u << 14,
 	CMD_PROTECTED = 1u << 15,
 	CMD_SELFLOCK = 1u << 16,
+	CMD_EXEC = 1u << 17,
+	CMD_RANDOM_EFFECT = 1u << 18,
 };
 
 struct command {

@@ -31,6 +31,13 @@ void server_wake_all(struct server *srv)
 		server_wake(srv, i);
 }
 
+void server_publish_durable(void *ctx, uint64_t seq)
+{
+	struct server *srv = ctx;
+	atomic_store_explicit(&srv->journal_durable, seq, memory_order_release);
+	server_wake_all(srv);
+}
+
 void server_request_shutdown(struct server *srv)
 {
 	/* release: workers that see shutdown=1 (acquire) stop after their turn */

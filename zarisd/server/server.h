@@ -19,6 +19,7 @@ struct slowlog;
 struct client;
 struct msgq;
 struct persist;
+struct stream;
 
 /* What SHUTDOWN asked for the final save (srv->shutdown_save). */
 enum server_shutdown_save {
@@ -45,6 +46,7 @@ struct server {
 	void (*post)(struct server *srv, unsigned worker, uint64_t client_id,
 		     void (*fn)(struct client *c, void *arg), void *arg);
 	struct persist *persist; /* snapshots and the append-only log (persist.h); NULL in unit tests */
+	struct stream *stream;	 /* the change stream (journal/stream.h); NULL in unit tests */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
 	int64_t start_mono_us;
@@ -106,5 +108,9 @@ void server_settings_changed(struct server *srv);
 void server_wake(struct server *srv, unsigned worker);
 /* Wakes every worker (after changing shared state they must notice). */
 void server_wake_all(struct server *srv);
+/* The append-only log's durability callback (CTX: the server): publishes
+ * SEQ as journal_durable (release: a worker that sees it and sends a held
+ * reply also sees the log's I/O done), then wakes every worker. */
+void server_publish_durable(void *ctx, uint64_t seq);
 
 #endif

@@ -1,0 +1,240 @@
+/* propagate — see propagate.h. */
+#include "zarisd/commands/propagate.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "zarisd/commands/keyiter.h"
+#include "zarisd/core/util.h"
+#include "zarisd/journal/format.h"
+#include "zarisd/journal/stream.h"
+#include "zarisd/server/client.h"
+#include "zarisd/server/command.h"
+#include "zarisd/server/server.h"
+#include "zarisd/store/store.h"
+
+static _Atomic uint64_t txn_ids;
+
+static _Thread_local uint64_t tl_txn; /* this thread's EXEC's txn id, once it made a record */
+static _Thread_local bool tl_in_exec; /* running EXEC (its WATCH check, its queued commands) */
+static _Thread_local struct jbuf tl_rec;
+static _Thread_local struct jbuf tl_deletion;
+
+void propagate_thread_exit(void)
+{
+	jbuf_free(&tl_rec);
+	jbuf_free(&tl_deletion);
+}
+
+void propagate_exec_begin(struct client *c)
+{
+	/* expiries met from here to EXEC's end join its transaction (the
+	 * deletion hook below); EXEC's WATCH check included */
+	if (!(c->flags & CLIENT_IN_EXEC))
+		tl_in_exec = true;
+}
+
+/* This thread's EXEC's txn id, made on its first record. */
+static uint64_t exec_txn(void)
+{
+	if (!tl_txn)
+		tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
+	return tl_txn;
+}
+
+struct effect_ctx {
+	struct jbuf *b;
+	unsigned n;
+};
+
+static int effect_emit(int argc, const char *const *argv, const size_t *lens, void *arg)
+{
+	struct effect_ctx *ec = arg;
+	jr_cmd_argv(ec->b, argc, argv, lens);
+	ec->n++;
+	return 0;
+}
+
+/* Encodes the state of KEY after the command as commands (DEL, then the
+ * rebuild, then its TTL): for commands whose outcome is random. */
+static unsigned encode_effect(struct client *c, const char *key, size_t klen)
+{
+	struct store *s = c->srv->store;
+	struct effect_ctx ec = { &tl_rec, 0 };
+	const char *del[2] = { "DEL", key };
+	size_t dl[2] = { 3, klen };
+	effect_emit(2, del, dl, &ec);
+	struct entry *e =
+		store_find_locked(s, c->db, key, klen, c->now_ms,
+				  STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
+	if (!e)
+		return ec.n;
+	if (entry_type(e) == STORE_TYPE_STRING) {
+		size_t vlen;
+		const char *v = entry_str(e, &vlen);
+		const char *set[3] = { "SET", key, v };
+		size_t sl[3] = { 3, klen, vlen };
+		effect_emit(3, set, sl, &ec);
+	} else {
+		const struct store_type_ops *ops = store_type_ops_of(s, entry_type(e));
+		if (ops && ops->rewrite)
+			ops->rewrite(entry_obj(e), key, klen, effect_emit, &ec);
+	}
+	if (entry_expire(e) >= 0) {
+		char ms[24];
+		size_t n = zr_ll_to_str(ms, entry_expire(e));
+		const char *px[3] = { "PEXPIREAT", key, ms };
+		size_t pl[3] = { 9, klen, n };
+		effect_emit(3, px, pl, &ec);
+	}
+	return ec.n;
+}
+
+/* Appends the version each named key has now (those that exist): KEYS,
+ * the keys the dispatcher locked (keyiter.h: the fixed ones and those a
+ * count names, LMPOP's, ZMPOP's ...). */
+static void encode_versions(struct client *c, struct keyiter *keys)
+{
+	unsigned nver = (unsigned)keyiter_count(keys);
+	size_t count_at = tl_rec.len;
+	jr_cmd_versions_begin(&tl_rec, nver);
+	unsigned found = 0;
+	for (int i; (i = keyiter_next(keys)) >= 0;) {
+		/* NOEXPIRE: a key the command left past its TTL (SET k v PXAT
+		 * <past>) is the primary's to expire later, after this record;
+		 * a DEL now would precede it, outside any EXEC it ran in */
+		struct entry *e = store_find_locked(
+			c->srv->store, c->db, c->argv[i].ptr, c->argv[i].len, c->now_ms,
+			STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
+		if (e) {
+			jr_cmd_version(&tl_rec, c->argv[i].ptr, c->argv[i].len, entry_version(e));
+			found++;
+		}
+	}
+	if (found == nver)
+		return;
+	/* rewrite the count: varints are variable length, so re-encode the tail */
+	struct jbuf tail;
+	jbuf_init(&tail);
+	uint64_t tmp;
+	struct jreader r = { tl_rec.p + count_at, tl_rec.p + tl_rec.len };
+	jrd_varint(&r, &tmp);
+	size_t after = (size_t)(r.p - tl_rec.p);
+	jbuf_put(&tail, tl_rec.p + after, tl_rec.len - after);
+	tl_rec.len = count_at;
+	jr_cmd_versions_begin(&tl_rec, found);
+	jbuf_put(&tl_rec, tail.p, tail.len);
+	jbuf_free(&tail);
+}
+
+/* An upper bound of the record of C's argv, before it is built. */
+static size_t argv_record_size(const struct client *c)
+{
+	size_t n = 64;
+	for (int i = 0; i < c->argc; i++)
+		n += 2 * (c->argv[i].len + 10); /* the argument, and maybe its key's version */
+	return n;
+}
+
+void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before)
+{
+	struct stream *s = c->srv->stream;
+	bool exec_end = (cmd->flags & CMD_EXEC) && !(c->flags & CLIENT_IN_EXEC);
+	if (__builtin_expect(exec_end, 0))
+		tl_in_exec = false;
+	if (!s)
+		return;
+	/* an EXEC whose only records are expiries' DELs still commits them */
+	if (store_thread_dirty() == dirty_before && !(exec_end && tl_txn))
+		return;
+	/* the lookups below are not the command's: no snapshot pre-images */
+	store_thread_write_intent(false);
+	bool held = false;
+	uint64_t seq;
+	if (exec_end) {
+		/* the queued commands made their records one by one: close them */
+		if (tl_txn) {
+			seq = stream_commit(s, tl_txn, &held);
+			tl_txn = 0;
+			if (held && seq > c->journal_seq)
+				c->journal_seq = seq;
+		}
+		return;
+	}
+	uint64_t txn = (c->flags & CLIENT_IN_EXEC) ? exec_txn() : 0;
+	/* nothing keeps records (no log, no replica): the write is numbered,
+	 * and no record is built (stream.h) */
+	if (stream_number(s))
+		return;
+	struct keyiter keys;
+	keyiter_init_locked_keys(&keys, cmd, c->argv, c->argc);
+	struct keyiter peek = keys;
+	int first = keyiter_next(&peek);
+	bool effect = (cmd->flags & CMD_RANDOM_EFFECT) && first >= 0;
+	/* a record nothing would read and the ring could not keep is only
+	 * numbered: a big value is not copied once more */
+	if (!effect && stream_skip_large(s, argv_record_size(c), txn))
+		return;
+	tl_rec.len = 0;
+	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
+	if (effect) {
+		jr_cmd_set_ncmds(&tl_rec, off, encode_effect(c, c->argv[first].ptr, c->argv[first].len));
+	} else {
+		jbuf_varint(&tl_rec, (uint64_t)c->argc);
+		for (int i = 0; i < c->argc; i++)
+			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
+	}
+	encode_versions(c, &keys);
+	/* no jr_frame_end: the stream numbers the frame and then fills in
+	 * its length and checksum, once */
+	seq = stream_append(s, &tl_rec, txn, &held);
+	if (tl_rec.cap > (1u << 20)) /* do not keep a huge record's buffer */
+		jbuf_free(&tl_rec);
+	if (held && !txn && seq > c->journal_seq)
+		c->journal_seq = seq;
+}
+
+/* The store's deletion hook: an eviction or an expiry becomes DEL <key>
+ * (Redis's propagateDeletion; DEL, not UNLINK, as with
+ * lazyfree-lazy-expire no). Runs with the key's shard lock held, so the
+ * record is ordered with every command on that key and with a snapshot's
+ * instant (which holds every shard lock); the append takes only the
+ * stream's own mutex, never a shard lock. A lazy expiry runs inside the
+ * command that met the key, so its DEL precedes that command's record
+ * (made after the handler): DEL k, then the SET or INCR that recreates k.
+ *
+ * Inside EXEC the DEL joins the transaction: a queued command can make a
+ * key expired for a later one (SET k v PXAT <past>, then GET k), and a DEL
+ * outside the transaction would then replay even when the transaction
+ * does not (a crash before its commit): it would delete the value k had
+ * before EXEC, which the transaction never replaced. As part of it, the
+ * DEL replays in its place among the queued commands, or not at all, and
+ * a key that was already expired before EXEC stays expired without it. */
+static void deletion_record(void *ctx, enum store_event ev, unsigned db, const char *key, size_t klen)
+{
+	struct stream *s = ctx;
+	if (ev != STORE_EVENT_EVICTED && ev != STORE_EVENT_EXPIRED)
+		return;
+	uint64_t txn = tl_in_exec ? exec_txn() : 0;
+	if (stream_number(s))
+		return;
+	const char *argv[2] = { "DEL", key };
+	size_t lens[2] = { 3, klen };
+	tl_deletion.len = 0;
+	jr_cmd_begin(&tl_deletion, 0, zr_time_ms(), db, txn, 1);
+	jr_cmd_argv(&tl_deletion, 2, argv, lens);
+	jr_cmd_versions_begin(&tl_deletion, 0);
+	stream_append(s, &tl_deletion, txn, NULL);
+	if (tl_deletion.cap > (1u << 16))
+		jbuf_free(&tl_deletion);
+}
+
+void propagate_start(struct server *srv)
+{
+	store_set_delete_hook(srv->store, deletion_record, srv->stream);
+}
+
+void propagate_stop(struct server *srv)
+{
+	store_set_delete_hook(srv->store, NULL, NULL);
+}

@@ -1,0 +1,45 @@
+/* propagate — the one place a command's journal record is made (Redis's
+ * propagate): after a handler changed the keyspace, its record goes to the
+ * change stream (journal/stream.h), always, whether or not anything
+ * consumes the stream. The record is the command's argv, or for a row
+ * flagged CMD_RANDOM_EFFECT (SPOP) its effect, the commands that rebuild
+ * the key; it carries the version each named key has afterwards, so a
+ * replay restores them. The commands EXEC runs are records of one
+ * transaction, closed by a JR_COMMIT when EXEC ends.
+ *
+ * Threads: the dispatcher's, with the command's shard locks (and, for a
+ * whole-keyspace write, persist's gate) still held, so the records of one
+ * key are in execution order and on one side of a snapshot's instant.
+ */
+#ifndef ZR_PROPAGATE_H
+#define ZR_PROPAGATE_H
+
+#include <stdint.h>
+
+struct client;
+struct command;
+struct server;
+
+/* main, once the data is loaded (a replayed expiry is no new record) and
+ * before the workers start: installs the store's deletion hook, which
+ * makes a DEL record of every expiry and eviction. STOP removes it, after
+ * the workers stopped and before the final save. */
+void propagate_start(struct server *srv);
+void propagate_stop(struct server *srv);
+
+/* The dispatcher, before an EXEC row's handler (CMD_EXEC): expiries met
+ * until EXEC ends are records of its transaction. */
+void propagate_exec_begin(struct client *c);
+
+/* After CMD's handler ran for C (every command: it also ends an EXEC
+ * that propagate_exec_begin began): DIRTY_BEFORE is store_thread_dirty()
+ * before the handler (persist_command_begin's token); when the command
+ * changed the keyspace, its record is appended to c->srv->stream (none in
+ * unit tests: nothing is done) and, when the append-only log will write
+ * it, c->journal_seq raised so the reply waits until it is durable. */
+void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before);
+/* Frees the calling thread's record buffer; a worker calls it as it
+ * exits. */
+void propagate_thread_exit(void);
+
+#endif
