@@ -281,9 +281,15 @@ static void write_pidfile(const char *path)
  * ends here, at once. Nothing is freed and exit handlers do not run: the
  * busy worker still uses the server. Exit status 0 when what was due is
  * saved, 1 when it could not be saved consistently. */
+/* persist.h reads SHUTDOWN's choice with its own names */
+_Static_assert(PERSIST_FINAL_DEFAULT == SERVER_SHUTDOWN_DEFAULT &&
+		       PERSIST_FINAL_NOSAVE == SERVER_SHUTDOWN_NOSAVE &&
+		       PERSIST_FINAL_SAVE == SERVER_SHUTDOWN_SAVE,
+	       "persist.h and server.h disagree on the final save");
+
 static void exit_busy(struct server *srv)
 {
-	int r = persist_shutdown_busy(srv, SHUTDOWN_LOCK_WAIT_MS);
+	int r = persist_shutdown_busy(srv->persist, SHUTDOWN_LOCK_WAIT_MS);
 	zr_log(ZR_LOG_WARNING, "%s",
 	       r == 0 ? "Zaris is now ready to exit, bye bye..."
 		      : "Zaris exits without a consistent final save.");
@@ -391,7 +397,17 @@ int main(int argc, char **argv)
 	 * loader runs saved commands through commands/ (replay_apply.h) */
 	srv.stream = stream_create(); /* before the data loads: it numbers the records after them */
 	replay_apply_install(&srv);
-	int rc = persist_init(&srv);
+	struct persist_env penv = {
+		.store = srv.store,
+		.stream = srv.stream,
+		.cfg = srv.cfg,
+		.nworkers = nworkers,
+		.lastsave = &srv.lastsave,
+		.shutdown_save = &srv.shutdown_save,
+		.durable = server_publish_durable,
+		.durable_ctx = &srv,
+	};
+	int rc = persist_init(&penv, &srv.persist);
 	if (rc == 0) {
 		propagate_start(&srv); /* expiries and evictions from now on are records */
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
@@ -401,7 +417,8 @@ int main(int argc, char **argv)
 		if (rc == -EBUSY)
 			exit_busy(&srv);
 		propagate_stop(&srv);
-		persist_shutdown(&srv); /* the final save (unless SHUTDOWN NOSAVE), log flushed */
+		persist_shutdown(srv.persist);
+		srv.persist = NULL; /* the final save (unless SHUTDOWN NOSAVE), log flushed */
 		if (rc == 0)
 			zr_log(ZR_LOG_WARNING, "Zaris is now ready to exit, bye bye...");
 	}

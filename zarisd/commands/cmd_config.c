@@ -15,6 +15,7 @@
 #include "zarisd/server/settings.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
@@ -80,6 +81,7 @@ static void config_apply(struct server *srv, const char *name)
 {
 	(void)name;
 	server_settings_changed(srv);
+	persist_settings_changed(srv->persist); /* appendonly / appendfsync take effect now */
 }
 
 void cmd_config_set(struct client *c)

@@ -187,7 +187,7 @@ static void section_memory(struct textbuf *t, struct client *c)
 static void section_persistence(struct textbuf *t, struct client *c)
 {
 	if (c->srv->persist) { /* the persistence module's own figures */
-		persist_info(c->srv, t);
+		persist_info(c->srv->persist, t);
 		return;
 	}
 	textbuf_printf(t,

@@ -16,7 +16,7 @@ void cmd_save(struct client *c)
 		reply_error(&c->out, "ERR persistence is not available");
 		return;
 	}
-	int r = persist_save(c->srv);
+	int r = persist_save(c->srv->persist);
 	if (r == -EBUSY)
 		reply_error(&c->out, "ERR Background save already in progress");
 	else if (r < 0)
@@ -41,10 +41,10 @@ void cmd_bgsave(struct client *c)
 		return;
 	}
 	bool rewrite;
-	if (persist_bg_running(c->srv, &rewrite)) {
+	if (persist_bg_running(c->srv->persist, &rewrite)) {
 		if (!rewrite)
 			reply_error(&c->out, "ERR Background save already in progress");
-		else if (schedule && persist_bgsave(c->srv, false, true) == 1)
+		else if (schedule && persist_bgsave(c->srv->persist, false, true) == 1)
 			reply_simple(&c->out, "Background saving scheduled");
 		else
 			reply_error(&c->out,
@@ -52,7 +52,7 @@ void cmd_bgsave(struct client *c)
 				    "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
 		return;
 	}
-	int r = persist_bgsave(c->srv, false, false);
+	int r = persist_bgsave(c->srv->persist, false, false);
 	if (r == 0)
 		reply_simple(&c->out, "Background saving started");
 	else if (r == -EBUSY)
@@ -68,16 +68,16 @@ void cmd_bgrewriteaof(struct client *c)
 		return;
 	}
 	bool rewrite;
-	if (persist_bg_running(c->srv, &rewrite)) {
+	if (persist_bg_running(c->srv->persist, &rewrite)) {
 		if (rewrite) {
 			reply_error(&c->out, "ERR Background append only file rewriting already in progress");
 		} else {
-			persist_bgsave(c->srv, true, true);
+			persist_bgsave(c->srv->persist, true, true);
 			reply_simple(&c->out, "Background append only file rewriting scheduled");
 		}
 		return;
 	}
-	int r = persist_bgsave(c->srv, true, true);
+	int r = persist_bgsave(c->srv->persist, true, true);
 	if (r < 0)
 		reply_error(&c->out, "ERR Can't start a background append only file rewrite");
 	else if (r == 1)

@@ -178,7 +178,7 @@ static void debug_journal_stall(struct client *c)
 	if (!cmd_arg_ll_range(c, 2, 0, 3600000, &ms, "ERR value is out of range") ||
 	    (c->argc == 4 && !cmd_arg_ll_range(c, 3, 0, LLONG_MAX, &limit, "ERR value is out of range")))
 		return;
-	if (persist_debug_journal(c->srv, ms, limit) < 0)
+	if (persist_debug_journal(c->srv->persist, ms, limit) < 0)
 		reply_error(&c->out, "ERR the append-only log is off");
 	else
 		reply_ok(&c->out);

@@ -298,7 +298,7 @@ static inline bool disk_ok(struct client *c, const struct command *cmd)
 	bool exec = (cmd->flags & CMD_EXEC);
 	if (!(cmd->flags & CMD_WRITE) && !(exec && multi_has_writes(c)))
 		return true;
-	int err = persist_write_errno(c->srv);
+	int err = persist_write_errno(c->srv->persist);
 	if (!err)
 		return true;
 	if (exec) {
@@ -344,12 +344,10 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	 * keep pre-images; a command that changed the keyspace makes its
 	 * record here (propagate.h), still inside the locked region, so
 	 * records of one key are in execution order */
-	uint64_t persist_token = persist_command_begin(c, cmd);
-	if (__builtin_expect(cmd->flags & CMD_EXEC, 0))
-		propagate_exec_begin(c);
+	uint64_t token = propagate_begin(c, cmd);
 	cmd->handler(c);
-	propagate_command(c, cmd, persist_token);
-	persist_command_end(c, cmd, persist_token);
+	propagate_command(c, cmd, token);
+	propagate_end(c, cmd, token);
 	pubsub_command_end(c);
 	c->clock_end_us = zr_clock_us();
 	int64_t dur = c->clock_end_us - t0;

@@ -8,6 +8,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/journal/format.h"
 #include "zarisd/journal/stream.h"
+#include "zarisd/persist/persist.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
 #include "zarisd/server/server.h"
@@ -26,12 +27,44 @@ void propagate_thread_exit(void)
 	jbuf_free(&tl_deletion);
 }
 
-void propagate_exec_begin(struct client *c)
+/* A whole-keyspace write outside EXEC (FLUSHALL, SWAPDB) takes
+ * persistence's gate (persist.h); inside EXEC, EXEC holds every lock. */
+static bool gated(const struct client *c, const struct command *cmd)
 {
+	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC);
+}
+
+uint64_t propagate_begin(struct client *c, const struct command *cmd)
+{
+	store_thread_command(cmd->flags & CMD_WRITE, c->now_ms);
+	/* a count said outside a command (a blocked client served after one)
+	 * is not this command's */
+	(void)store_thread_take_changes(0);
 	/* expiries met from here to EXEC's end join its transaction (the
 	 * deletion hook below); EXEC's WATCH check included */
-	if (!(c->flags & CLIENT_IN_EXEC))
+	if (__builtin_expect(cmd->flags & CMD_EXEC, 0) && !(c->flags & CLIENT_IN_EXEC))
 		tl_in_exec = true;
+	if (gated(c, cmd))
+		persist_gate_enter(c->srv->persist);
+	return store_thread_dirty();
+}
+
+void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
+{
+	store_thread_write_intent(false);
+	uint64_t stamped = store_thread_dirty() - token;
+	/* taken (and forgotten) even when nothing is counted below */
+	uint64_t changes = store_thread_take_changes(stamped);
+	/* Redis's server.dirty counts changes, not commands (MSET of three
+	 * keys: 3; SADD of two new members: 2); the store counts each write it
+	 * stamps and each key freed unless the command said its count (an
+	 * expiry is no change: it has its own record). EXEC's commands counted
+	 * themselves (EXEC ends after them). */
+	bool exec_end = (cmd->flags & CMD_EXEC) && !(c->flags & CLIENT_IN_EXEC);
+	if (stamped && !exec_end)
+		persist_count_changes(c->srv->persist, changes);
+	if (gated(c, cmd))
+		persist_gate_leave(c->srv->persist);
 }
 
 /* This thread's EXEC's txn id, made on its first record. */

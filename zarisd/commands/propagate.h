@@ -27,13 +27,20 @@ struct server;
 void propagate_start(struct server *srv);
 void propagate_stop(struct server *srv);
 
-/* The dispatcher, before an EXEC row's handler (CMD_EXEC): expiries met
- * until EXEC ends are records of its transaction. */
-void propagate_exec_begin(struct client *c);
+/* The dispatcher (and the replay applier), around each handler, shard
+ * locks held: BEGIN tells the store the command's kind and clock (write
+ * intent: snapshot pre-images), takes persistence's gate for a
+ * whole-keyspace write, starts an EXEC's transaction (expiries met until
+ * it ends are its records) and returns a token for propagate_command and
+ * END (store_thread_dirty() before the handler); END counts the command's
+ * changes (persist_count_changes) and releases the gate. The replay
+ * applier calls BEGIN and END only: a replayed record is no new record. */
+uint64_t propagate_begin(struct client *c, const struct command *cmd);
+void propagate_end(struct client *c, const struct command *cmd, uint64_t token);
 
 /* After CMD's handler ran for C (every command: it also ends an EXEC
  * that propagate_exec_begin began): DIRTY_BEFORE is store_thread_dirty()
- * before the handler (persist_command_begin's token); when the command
+ * before the handler (propagate_begin's token); when the command
  * changed the keyspace, its record is appended to c->srv->stream (none in
  * unit tests: nothing is done) and, when the append-only log will write
  * it, c->journal_seq raised so the reply waits until it is durable. */

@@ -1,12 +1,15 @@
 /* replay_apply — see replay_apply.h. */
 #include "zarisd/commands/replay_apply.h"
 
+#include "zarisd/commands/propagate.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/propagate.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/persist/load.h"
@@ -116,9 +119,9 @@ static bool run_locked(struct replay_applier *ra, const struct rcmd *rc)
 	struct client *c = &ra->c;
 	aim(ra, rc);
 	uint64_t errors = c->out.errors;
-	uint64_t token = persist_command_begin(c, rc->cmd);
+	uint64_t token = propagate_begin(c, rc->cmd);
 	rc->cmd->handler(c);
-	persist_command_end(c, rc->cmd, token);
+	propagate_end(c, rc->cmd, token);
 	return c->out.errors != errors;
 }
 

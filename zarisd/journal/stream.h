@@ -46,9 +46,9 @@
 
 #include "zarisd/journal/format.h"
 
-#define STREAM_TAIL_BYTES (64u << 10)	/* history kept before the slowest cursor: see above */
-#define STREAM_BUFFER_LIMIT (64u << 20) /* back-pressure bound, see above */
-#define STREAM_MAX_OPEN_TXN 256
+#define STREAM_TAIL_BYTES (64u << 10)	    /* history kept before the slowest cursor: see above */
+#define STREAM_BUFFER_LIMIT (64u << 20)	    /* back-pressure bound, see above */
+#define STREAM_MAX_OPEN_TXN JR_MAX_OPEN_TXN /* the replay state machine refuses more: one bound, format.h */
 
 struct stream;
 struct stream_consumer;

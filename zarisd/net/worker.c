@@ -485,7 +485,7 @@ int64_t worker_turn_end(struct worker *w)
 	STAT_INC(w->stats, loop_iterations);
 	/* a busy shutdown's final save has its image (persist.h): a reply now
 	 * could acknowledge a write that is not in it; the process is ending */
-	if (w->send_head && persist_replies_frozen(w->srv))
+	if (w->send_head && persist_replies_frozen(w->srv->persist))
 		return 0;
 	while (w->send_head) {
 		struct conn *c = w->send_head;

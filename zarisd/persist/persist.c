@@ -21,9 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zarisd/server/client.h"
-#include "zarisd/server/command.h"
-#include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/server/textbuf.h"
 #include "zarisd/core/log.h"
@@ -39,7 +36,7 @@
 #define BGSAVE_RETRY_MS 5000 /* after a failed automatic save (Redis's CONFIG_BGSAVE_RETRY_DELAY) */
 
 struct persist {
-	struct server *srv;
+	struct persist_env env; /* what persistence reaches of the server (persist.h) */
 	struct aof *aof;
 	char *snap_path; /* as loaded at start-up (saves use snap_path_now) */
 	char *aof_dir;	 /* as loaded at start-up (the log may move: aof_cut) */
@@ -116,9 +113,8 @@ static void park_until_exit(void)
 		pause();
 }
 
-int persist_write_errno(struct server *srv)
+int persist_write_errno(struct persist *p)
 {
-	struct persist *p = srv->persist;
 	if (!p || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		return 0;
 	return aof_write_errno(p->aof);
@@ -171,44 +167,22 @@ static void free_change_slots(struct persist *p)
 
 /* --- the journal hook ------------------------------------------------------------- */
 
-static bool gated(const struct client *c, const struct command *cmd)
+void persist_gate_enter(struct persist *p)
 {
-	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC);
-}
-
-uint64_t persist_command_begin(struct client *c, const struct command *cmd)
-{
-	store_thread_command(cmd->flags & CMD_WRITE, c->now_ms);
-	/* a count said outside a command (a blocked client served after one)
-	 * is not this command's */
-	(void)store_thread_take_changes(0);
-	struct persist *p = c->srv->persist;
-	if (p && gated(c, cmd))
+	if (p)
 		pthread_rwlock_rdlock(&p->gate);
-	return store_thread_dirty();
 }
 
-void persist_command_end(struct client *c, const struct command *cmd, uint64_t token)
+void persist_gate_leave(struct persist *p)
 {
-	store_thread_write_intent(false);
-	uint64_t stamped = store_thread_dirty() - token;
-	/* taken (and forgotten) even when nothing is counted below */
-	uint64_t changes = store_thread_take_changes(stamped);
-	struct persist *p = c->srv->persist;
-	if (!p)
-		return;
-	if (!stamped)
-		goto out;
-	/* Redis's server.dirty counts changes, not commands (MSET of three
-	 * keys: 3; SADD of two new members: 2); the store counts each write it
-	 * stamps and each key freed unless the command said its count. EXEC's
-	 * commands counted themselves (EXEC ends after them). */
-	bool exec_end = !(c->flags & CLIENT_IN_EXEC) && (cmd->flags & CMD_EXEC);
-	if (!exec_end)
-		count_changes(p, changes);
-out:
-	if (gated(c, cmd))
+	if (p)
 		pthread_rwlock_unlock(&p->gate);
+}
+
+void persist_count_changes(struct persist *p, uint64_t changes)
+{
+	if (p && changes)
+		count_changes(p, changes);
 }
 
 /* --- saving ------------------------------------------------------------------------- */
@@ -231,7 +205,7 @@ static char *path_in_cwd(const char *name)
  * it, under the settings lock) in the working directory. */
 static char *snap_path_now(struct persist *p)
 {
-	struct settings *cfg = p->srv->cfg;
+	struct settings *cfg = p->env.cfg;
 	pthread_mutex_lock(&cfg->lock);
 	char *name = zr_strdup(cfg->dbfilename);
 	pthread_mutex_unlock(&cfg->lock);
@@ -274,7 +248,7 @@ static uint64_t at_instant(void *arg)
 	instant_gate(ic);
 	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed)
 			       ? aof_cut(p->aof, ic->log_dir)
-			       : stream_last_seq(p->srv->stream);
+			       : stream_last_seq(p->env.stream);
 	/* every shard lock is held: no command is changing the keyspace */
 	uint64_t total = changes_total(p);
 	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
@@ -283,8 +257,8 @@ static uint64_t at_instant(void *arg)
 	/* the count is the image's (INFO's current_save_keys_total while
 	 * the save runs) */
 	total = 0;
-	for (unsigned db = 0; db < store_databases(p->srv->store); db++)
-		total += store_dbsize(p->srv->store, db);
+	for (unsigned db = 0; db < store_databases(p->env.store); db++)
+		total += store_dbsize(p->env.store, db);
 	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
 	return seq;
 }
@@ -294,7 +268,6 @@ static uint64_t at_instant(void *arg)
  * final save of a shutdown with busy workers (persist_shutdown_busy). */
 static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 {
-	struct server *srv = p->srv;
 	pthread_mutex_lock(&p->ctl);
 	int64_t t0 = zr_time_ms();
 	atomic_store_explicit(&p->keys_done, 0, memory_order_relaxed);
@@ -302,11 +275,11 @@ static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 	/* the directory of this save and of the log after its cut: the
 	 * working directory now (CONFIG SET dir moves both, see persist.h) */
 	char *snap_path = snap_path_now(p);
-	char *log_dir = path_in_cwd(srv->cfg->appenddirname);
+	char *log_dir = path_in_cwd(p->env.cfg->appenddirname);
 	struct instant_ctx ic = { .p = p, .final = final, .gate_held = true, .log_dir = log_dir };
 	pthread_rwlock_wrlock(&p->gate);
 	struct snapshot_result res;
-	int r = snapshot_write(srv->store, snap_path, at_instant, &ic, &p->keys_done, &res);
+	int r = snapshot_write(p->env.store, snap_path, at_instant, &ic, &p->keys_done, &res);
 	zr_free(snap_path);
 	zr_free(log_dir);
 	if (ic.gate_held)
@@ -316,7 +289,7 @@ static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 		if (atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 			aof_drop_before(p->aof, res.journal_seq);
 		atomic_store_explicit(&p->aof_base_size, res.bytes, memory_order_relaxed);
-		atomic_store_explicit(&srv->lastsave, (int64_t)time(NULL), memory_order_relaxed);
+		atomic_store_explicit(p->env.lastsave, (int64_t)time(NULL), memory_order_relaxed);
 		atomic_store_explicit(rewrite ? &p->last_rewrite_cow : &p->last_cow_peak, res.cow_peak,
 				      memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->saves, 1, memory_order_relaxed);
@@ -346,9 +319,10 @@ static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 	return r;
 }
 
-int persist_save(struct server *srv)
+int persist_save(struct persist *p)
 {
-	struct persist *p = srv->persist;
+	if (!p)
+		return -ENOTCONN;
 	if (atomic_load_explicit(&p->bg_kind, memory_order_relaxed))
 		return -EBUSY;
 	return do_save(p, false, false, false);
@@ -366,9 +340,10 @@ static void *bg_main(void *arg)
 	return NULL;
 }
 
-int persist_bgsave(struct server *srv, bool rewrite, bool schedule)
+int persist_bgsave(struct persist *p, bool rewrite, bool schedule)
 {
-	struct persist *p = srv->persist;
+	if (!p)
+		return -ENOTCONN;
 	pthread_mutex_lock(&p->bg_mu);
 	if (atomic_load_explicit(&p->bg_kind, memory_order_acquire)) {
 		pthread_mutex_unlock(&p->bg_mu);
@@ -398,9 +373,11 @@ int persist_bgsave(struct server *srv, bool rewrite, bool schedule)
 	return 0;
 }
 
-bool persist_bg_running(struct server *srv, bool *rewrite)
+bool persist_bg_running(struct persist *p, bool *rewrite)
 {
-	int k = atomic_load_explicit(&srv->persist->bg_kind, memory_order_relaxed);
+	if (!p)
+		return false;
+	int k = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
 	if (rewrite)
 		*rewrite = k == 2;
 	return k != 0;
@@ -420,7 +397,7 @@ static void bg_wait(struct persist *p)
 
 static int aof_turn_on(struct persist *p, bool at_start)
 {
-	struct settings *cfg = p->srv->cfg;
+	struct settings *cfg = p->env.cfg;
 	if (!at_start) {
 		char *dir = path_in_cwd(cfg->appenddirname); /* CONFIG SET dir may have moved it */
 		aof_set_dir(p->aof, dir);
@@ -432,22 +409,21 @@ static int aof_turn_on(struct persist *p, bool at_start)
 		return r;
 	atomic_store_explicit(&p->aof_on, 1, memory_order_relaxed);
 	if (!at_start) /* Redis's startAppendOnly: the log needs a base */
-		persist_bgsave(p->srv, true, true);
+		persist_bgsave(p, true, true);
 	return 0;
 }
 
-void persist_settings_changed(struct server *srv)
+void persist_settings_changed(struct persist *p)
 {
-	struct persist *p = srv->persist;
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->sw);
-	bool want = atomic_load_explicit(&srv->cfg->aof_enabled, memory_order_relaxed);
+	bool want = atomic_load_explicit(&p->env.cfg->aof_enabled, memory_order_relaxed);
 	bool on = atomic_load_explicit(&p->aof_on, memory_order_relaxed);
 	if (want && !on) {
 		if (aof_turn_on(p, false) < 0) {
 			zr_log(ZR_LOG_WARNING, "appendonly yes failed: the log could not be opened");
-			atomic_store_explicit(&srv->cfg->aof_enabled, 0, memory_order_relaxed);
+			atomic_store_explicit(&p->env.cfg->aof_enabled, 0, memory_order_relaxed);
 		}
 	} else if (!want && on) {
 		atomic_store_explicit(&p->aof_on, 0, memory_order_relaxed);
@@ -455,7 +431,7 @@ void persist_settings_changed(struct server *srv)
 		zr_log(ZR_LOG_NOTICE, "Background append only file: turned off");
 	}
 	aof_set_fsync(p->aof,
-		      (enum aof_fsync)atomic_load_explicit(&srv->cfg->appendfsync, memory_order_relaxed));
+		      (enum aof_fsync)atomic_load_explicit(&p->env.cfg->appendfsync, memory_order_relaxed));
 	char cwd[PATH_MAX];
 	if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, p->cwd)) {
 		/* CONFIG SET dir: later saves go to the new directory; the log
@@ -465,7 +441,7 @@ void persist_settings_changed(struct server *srv)
 		zr_free(p->cwd);
 		p->cwd = zr_strdup(cwd);
 		if (atomic_load_explicit(&p->aof_on, memory_order_relaxed))
-			persist_bgsave(srv, true, true);
+			persist_bgsave(p, true, true);
 	}
 	pthread_mutex_unlock(&p->sw);
 }
@@ -474,13 +450,13 @@ void persist_settings_changed(struct server *srv)
 
 static bool save_rule_due(struct persist *p, int64_t now_ms)
 {
-	struct settings *cfg = p->srv->cfg;
+	struct settings *cfg = p->env.cfg;
 	char rules[256];
 	pthread_mutex_lock(&cfg->lock);
 	snprintf(rules, sizeof(rules), "%s", cfg->save ? cfg->save : "");
 	pthread_mutex_unlock(&cfg->lock);
 	uint64_t changes = changes_unsaved(p);
-	int64_t since = now_ms / 1000 - atomic_load_explicit(&p->srv->lastsave, memory_order_relaxed);
+	int64_t since = now_ms / 1000 - atomic_load_explicit(p->env.lastsave, memory_order_relaxed);
 	bool failed = !atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed);
 	if (failed && now_ms - atomic_load_explicit(&p->last_try_ms, memory_order_relaxed) < BGSAVE_RETRY_MS)
 		return false;
@@ -498,7 +474,7 @@ static bool save_rule_due(struct persist *p, int64_t now_ms)
 
 static bool rewrite_due(struct persist *p)
 {
-	struct settings *cfg = p->srv->cfg;
+	struct settings *cfg = p->env.cfg;
 	if (!atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		return false;
 	long long pct = atomic_load_explicit(&cfg->auto_aof_rewrite_percentage, memory_order_relaxed);
@@ -521,13 +497,13 @@ static void *cron_main(void *arg)
 			continue;
 		int64_t now = zr_time_ms();
 		if (atomic_exchange_explicit(&p->scheduled_rewrite, 0, memory_order_relaxed)) {
-			persist_bgsave(p->srv, true, false);
+			persist_bgsave(p, true, false);
 		} else if (save_rule_due(p, now)) {
 			zr_log(ZR_LOG_NOTICE, "%" PRIu64 " changes: saving...", changes_unsaved(p));
-			persist_bgsave(p->srv, false, false);
+			persist_bgsave(p, false, false);
 		} else if (rewrite_due(p)) {
 			zr_log(ZR_LOG_NOTICE, "Starting automatic rewriting of AOF on growth");
-			persist_bgsave(p->srv, true, false);
+			persist_bgsave(p, true, false);
 		}
 	}
 	return NULL;
@@ -535,16 +511,17 @@ static void *cron_main(void *arg)
 
 /* --- start-up and shutdown ---------------------------------------------------------------- */
 
-int persist_init(struct server *srv)
+int persist_init(const struct persist_env *env, struct persist **out)
 {
-	struct settings *cfg = srv->cfg;
+	struct settings *cfg = env->cfg;
 	struct persist *p = zr_calloc(1, sizeof(*p));
-	p->srv = srv;
+	p->env = *env;
+	*out = NULL;
 	p->id = atomic_fetch_add_explicit(&persist_ids, 1, memory_order_relaxed) + 1;
 	p->snap_path = zr_strdup(cfg->dbfilename);
 	p->aof_dir = zr_strdup(cfg->appenddirname);
 	char *log_dir = path_in_cwd(cfg->appenddirname);
-	p->aof = aof_create(srv->stream, server_publish_durable, srv, log_dir, cfg->appendfilename);
+	p->aof = aof_create(p->env.stream, p->env.durable, p->env.durable_ctx, log_dir, cfg->appendfilename);
 	zr_free(log_dir);
 	char cwd[PATH_MAX];
 	p->cwd = zr_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
@@ -560,15 +537,15 @@ int persist_init(struct server *srv)
 	atomic_init(&p->last_rewrite_sec, -1);
 
 	char err[512];
-	unsigned threads = srv->nworkers ? srv->nworkers : 1;
+	unsigned threads = p->env.nworkers ? p->env.nworkers : 1;
 	int64_t t0 = zr_mono_us();
-	int r = load_snapshot(srv->store, p->snap_path, threads, &p->loaded, err, sizeof(err));
+	int r = load_snapshot(p->env.store, p->snap_path, threads, &p->loaded, err, sizeof(err));
 	if (r < 0 && r != -ENOENT)
 		goto fail;
 	if (r == 0) {
 		struct stat st;
 		if (stat(p->snap_path, &st) == 0)
-			atomic_store(&srv->lastsave, (int64_t)st.st_mtime);
+			atomic_store(p->env.lastsave, (int64_t)st.st_mtime);
 		atomic_store(&p->aof_base_size, p->loaded.snapshot_bytes);
 	}
 	bool aof = atomic_load(&cfg->aof_enabled);
@@ -585,7 +562,7 @@ int persist_init(struct server *srv)
 		       (double)(zr_mono_us() - t0) / 1e6, p->loaded.keys_loaded, p->loaded.keys_expired,
 		       p->loaded.records);
 	p->loaded.ms = (zr_mono_us() - t0) / 1000;
-	stream_set_seq(srv->stream, p->loaded.last_seq);
+	stream_set_seq(p->env.stream, p->loaded.last_seq);
 	if (aof) {
 		/* segments wholly covered by the snapshot are left over from a
 		 * crash between a snapshot and their deletion */
@@ -595,11 +572,11 @@ int persist_init(struct server *srv)
 			goto fail;
 		}
 	}
-	srv->persist = p;
+	*out = p;
 	if (pthread_create(&p->cron, NULL, cron_main, p) != 0) {
 		snprintf(err, sizeof(err), "cannot start the persistence thread");
 		r = -EAGAIN;
-		srv->persist = NULL;
+		*out = NULL;
 		goto fail;
 	}
 	return 0;
@@ -618,13 +595,12 @@ fail:
  * and no SHUTDOWN NOSAVE (Redis). */
 static bool final_save_due(struct persist *p)
 {
-	struct server *srv = p->srv;
-	int mode = atomic_load(&srv->shutdown_save);
+	int mode = atomic_load(p->env.shutdown_save);
 	char rules[8];
-	pthread_mutex_lock(&srv->cfg->lock);
-	snprintf(rules, sizeof(rules), "%s", srv->cfg->save ? srv->cfg->save : "");
-	pthread_mutex_unlock(&srv->cfg->lock);
-	return mode == SERVER_SHUTDOWN_SAVE || (mode != SERVER_SHUTDOWN_NOSAVE && rules[0]);
+	pthread_mutex_lock(&p->env.cfg->lock);
+	snprintf(rules, sizeof(rules), "%s", p->env.cfg->save ? p->env.cfg->save : "");
+	pthread_mutex_unlock(&p->env.cfg->lock);
+	return mode == PERSIST_FINAL_SAVE || (mode != PERSIST_FINAL_NOSAVE && rules[0]);
 }
 
 /* Stops the save rules and waits for a background save; then the final
@@ -643,9 +619,8 @@ static int final_save(struct persist *p, bool busy)
 	return r;
 }
 
-void persist_shutdown(struct server *srv)
+void persist_shutdown(struct persist *p)
 {
-	struct persist *p = srv->persist;
 	if (!p)
 		return;
 	final_save(p, false);
@@ -662,7 +637,6 @@ void persist_shutdown(struct server *srv)
 	zr_free(p->cwd);
 	free_change_slots(p);
 	zr_free(p);
-	srv->persist = NULL;
 }
 
 static void *final_main(void *arg)
@@ -700,15 +674,13 @@ static void fin_wait(struct persist *p, int state, int64_t deadline_ms)
 	}
 }
 
-bool persist_replies_frozen(const struct server *srv)
+bool persist_replies_frozen(const struct persist *p)
 {
-	const struct persist *p = srv->persist;
 	return p && atomic_load_explicit(&p->frozen, memory_order_relaxed);
 }
 
-int persist_shutdown_busy(struct server *srv, int64_t wait_ms)
+int persist_shutdown_busy(struct persist *p, int64_t wait_ms)
 {
-	struct persist *p = srv->persist;
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&p->fin_mu);
@@ -741,9 +713,8 @@ int persist_shutdown_busy(struct server *srv, int64_t wait_ms)
 	return r;
 }
 
-int persist_debug_journal(struct server *srv, long long stall_ms, long long limit)
+int persist_debug_journal(struct persist *p, long long stall_ms, long long limit)
 {
-	struct persist *p = srv->persist;
 	if (!p || !atomic_load_explicit(&p->aof_on, memory_order_relaxed))
 		return -ENOTCONN;
 	aof_debug(p->aof, stall_ms, limit > 0 ? (size_t)limit : 0);
@@ -757,14 +728,15 @@ int persist_check_data(const char *dir, bool fix)
 
 /* --- INFO ------------------------------------------------------------------------------------ */
 
-void persist_info(struct server *srv, struct textbuf *t)
+void persist_info(struct persist *p, struct textbuf *t)
 {
-	struct persist *p = srv->persist;
+	if (!p)
+		return;
 	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
 	int64_t now = zr_time_ms();
 	int64_t cur = kind ? (now - atomic_load_explicit(&p->bg_start_ms, memory_order_relaxed)) / 1000 : -1;
 	struct store_snap_stats ss;
-	store_snap_stats(srv->store, &ss);
+	store_snap_stats(p->env.store, &ss);
 	struct aof_stats as;
 	aof_stats(p->aof, &as);
 	bool aof_on = atomic_load_explicit(&p->aof_on, memory_order_relaxed);
@@ -804,7 +776,7 @@ void persist_info(struct server *srv, struct textbuf *t)
 		       "module_fork_in_progress:0\r\n"
 		       "module_fork_last_cow_size:0\r\n",
 		       kind ? ss.peak : 0, kind ? ss.bytes : 0, perc, done, total, changes_unsaved(p),
-		       kind == 1, (long long)atomic_load_explicit(&srv->lastsave, memory_order_relaxed),
+		       kind == 1, (long long)atomic_load_explicit(p->env.lastsave, memory_order_relaxed),
 		       atomic_load_explicit(&p->last_bgsave_ok, memory_order_relaxed) ? "ok" : "err",
 		       (long long)atomic_load_explicit(&p->last_bgsave_sec, memory_order_relaxed),
 		       (long long)(kind == 1 ? cur : -1),
@@ -834,9 +806,9 @@ void persist_info(struct server *srv, struct textbuf *t)
 			       "aof_buffer_limit:%" PRIu64 "\r\n"
 			       "aof_buffer_waits:%" PRIu64 "\r\n",
 			       as.current_size, atomic_load_explicit(&p->aof_base_size, memory_order_relaxed),
-			       as.pending_bytes, (long long)as.delayed_fsync, stream_last_seq(srv->stream),
+			       as.pending_bytes, (long long)as.delayed_fsync, stream_last_seq(p->env.stream),
 			       as.synced_seq, as.fsyncs, as.buffer_peak, as.buffer_limit, as.buffer_waits);
 	textbuf_printf(t, "rdb_last_load_ms:%lld\r\n", (long long)p->loaded.ms);
 	/* zarisd's own: the change stream's last record, with or without the log */
-	textbuf_printf(t, "journal_seq:%" PRIu64 "\r\n", stream_last_seq(srv->stream));
+	textbuf_printf(t, "journal_seq:%" PRIu64 "\r\n", stream_last_seq(p->env.stream));
 }

@@ -50,50 +50,81 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct server;
-struct client;
-struct command;
+#include <stdatomic.h>
+
+struct persist;
+struct settings;
+struct store;
+struct stream;
 struct textbuf;
 
-/* main: creates srv->persist from the settings and loads the data
+/* What SHUTDOWN asked of the final save (*persist_env.shutdown_save; the
+ * values of server.h's enum server_shutdown_save). */
+#define PERSIST_FINAL_DEFAULT 0 /* save when save rules are set */
+#define PERSIST_FINAL_NOSAVE 1
+#define PERSIST_FINAL_SAVE 2
+
+/* What persistence reaches of the server: no more. The pointers outlive
+ * the persist object; the settings are read as CONFIG SET leaves them
+ * (their atomics, their lock for strings) and appendonly is switched back
+ * off when turning the log on fails. */
+struct persist_env {
+	struct store *store;
+	struct stream *stream; /* the change stream the log consumes */
+	struct settings *cfg;
+	unsigned nworkers;	    /* loader threads */
+	_Atomic int64_t *lastsave;  /* unix seconds of the last save (LASTSAVE, INFO) */
+	_Atomic int *shutdown_save; /* PERSIST_FINAL_*, set by SHUTDOWN */
+	/* The log's durability report (aof.h): records up to SEQ are durable;
+	 * publish it and wake the workers whose replies wait. Any thread. */
+	void (*durable)(void *ctx, uint64_t seq);
+	void *durable_ctx;
+};
+
+/* main: creates the persistence state (*OUT) from ENV and loads the data
  * (snapshot, then log tail), then starts the log (appendonly yes) and the
  * cron thread. The working directory is `dir` already. Returns 0, or
- * -errno after logging why (the server must not start). */
-int persist_init(struct server *srv);
+ * -errno after logging why (the server must not start; *OUT NULL). */
+int persist_init(const struct persist_env *env, struct persist **out);
 /* main, after the workers stopped: the final save (unless SHUTDOWN NOSAVE
  * or no save rules; always with SHUTDOWN SAVE), then the log is flushed
- * and closed. Frees srv->persist. */
-void persist_shutdown(struct server *srv);
+ * and closed. Frees P (NULL: nothing). */
+void persist_shutdown(struct persist *p);
 
-/* Dispatcher, around each handler, shard locks held: BEGIN returns a token
- * for END (store_thread_dirty() before the handler) and takes the gate of
- * a whole-keyspace write; END counts the command's changes and releases
- * the gate. The record is made between them (commands/propagate.h). */
-uint64_t persist_command_begin(struct client *c, const struct command *cmd);
-void persist_command_end(struct client *c, const struct command *cmd, uint64_t token);
+/* Every function below takes P NULL (unit tests, the bench floor) as "no
+ * persistence": nothing is done, 0 / false returned. */
+
+/* The dispatcher, around a whole-keyspace write outside EXEC (FLUSHALL,
+ * SWAPDB): the gate orders it with a snapshot's instant (which takes it
+ * for writing). */
+void persist_gate_enter(struct persist *p);
+void persist_gate_leave(struct persist *p);
+/* The dispatcher, after a command: CHANGES it made, for the save rules
+ * and rdb_changes_since_last_save (Redis's server.dirty). */
+void persist_count_changes(struct persist *p, uint64_t changes);
 /* Dispatcher, before a write command: 0, or the errno that keeps the log
  * from being written (appendonly on, a write or fsync failed and no later
  * one worked): Redis then refuses writes with -MISCONF. */
-int persist_write_errno(struct server *srv);
+int persist_write_errno(struct persist *p);
 
 /* SAVE: a snapshot now, on this thread (other workers keep serving).
  * Returns 0, -EBUSY (one runs) or -errno. */
-int persist_save(struct server *srv);
+int persist_save(struct persist *p);
 /* BGSAVE / BGREWRITEAOF: starts one in the background. SCHEDULE: when
  * one already runs, do it after (returns 1). Returns 0, 1, or -EBUSY. */
-int persist_bgsave(struct server *srv, bool rewrite, bool schedule);
-bool persist_bg_running(struct server *srv, bool *rewrite);
+int persist_bgsave(struct persist *p, bool rewrite, bool schedule);
+bool persist_bg_running(struct persist *p, bool *rewrite);
 
 /* CONFIG SET: applies appendonly / appendfsync now; a changed working
  * directory (CONFIG SET dir) starts the rewrite that moves the log. */
-void persist_settings_changed(struct server *srv);
+void persist_settings_changed(struct persist *p);
 /* INFO persistence, Redis's field names. */
-void persist_info(struct server *srv, struct textbuf *t);
+void persist_info(struct persist *p, struct textbuf *t);
 
 /* DEBUG JOURNAL-STALL <ms> [<limit>]: the log writer sleeps MS before its
  * next write (a slow disk, for the back-pressure test); LIMIT > 0 sets the
  * log buffer bound (aof.h). Returns 0, or -ENOTCONN when the log is off. */
-int persist_debug_journal(struct server *srv, long long stall_ms, long long limit);
+int persist_debug_journal(struct persist *p, long long stall_ms, long long limit);
 
 /* zarisd --check-data DIR [--fix]: exit code. */
 int persist_check_data(const char *dir, bool fix);
@@ -108,10 +139,10 @@ int persist_check_data(const char *dir, bool fix);
  * the save's -errno, or -ETIMEDOUT (logged: not saved, the files on disk
  * are as they were). Frees nothing, as workers still run: the caller ends
  * the process. Main thread. */
-int persist_shutdown_busy(struct server *srv, int64_t wait_ms);
+int persist_shutdown_busy(struct persist *p, int64_t wait_ms);
 /* Whether that final save passed its instant: workers send no more
  * replies. Any thread; a worker that ran a command after the instant sees
  * it set (the shard locks order it). */
-bool persist_replies_frozen(const struct server *srv);
+bool persist_replies_frozen(const struct persist *p);
 
 #endif

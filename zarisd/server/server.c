@@ -2,7 +2,6 @@
 #include "zarisd/server/server.h"
 
 #include "zarisd/server/settings.h"
-#include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
 void server_settings_changed(struct server *srv)
@@ -14,7 +13,6 @@ void server_settings_changed(struct server *srv)
 						   &cfg->maxmemory_policy, memory_order_relaxed));
 	store_set_maxmemory_samples(srv->store,
 				    atomic_load_explicit(&cfg->maxmemory_samples, memory_order_relaxed));
-	persist_settings_changed(srv); /* appendonly / appendfsync take effect now */
 }
 
 void server_wake(struct server *srv, unsigned worker)
