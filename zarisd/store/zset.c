@@ -349,9 +349,33 @@ size_t zset_score_span(const struct zset *z, const struct zset_score_range *r, s
 	return hi > lo ? hi - lo : 0;
 }
 
+/* Redis's zzlIsInLexRange / zslIsInLexRange, which its lex walks ask
+ * first: the last member must be >= min and the first <= max. A set whose
+ * members have different scores is not in lex order, so without this
+ * check the walk below counts members Redis never reaches (ZLEXCOUNT z
+ * "(a" + answered 2 where Redis answers 0). */
+static bool lex_range_reachable(const struct zset *z, const struct zset_lex_range *r)
+{
+	size_t card = zset_card(z);
+	if (!card)
+		return false;
+	const char *m;
+	size_t mlen;
+	double score;
+	zset_at(z, card - 1, &m, &mlen, &score);
+	if (!lex_gte_min(m, mlen, r))
+		return false;
+	zset_at(z, 0, &m, &mlen, &score);
+	return lex_lte_max(m, mlen, r);
+}
+
 size_t zset_lex_span(const struct zset *z, const struct zset_lex_range *r, size_t *first)
 {
 	size_t lo = 0, n = 0;
+	if (!lex_range_reachable(z, r)) {
+		*first = 0;
+		return 0;
+	}
 	if (!is_full(z)) {
 		/* Redis's listpack walk: the first member >= min, then on while
 		 * <= max. */
