@@ -102,43 +102,18 @@ def damage(path, kind, rng):
 def start_or_refuse(d, appendonly="yes"):
     """zarisd on D: ("started", {i: GET k<i>}, DBSIZE) or ("refused",
     "exit N\n" + its output, None)."""
-    port = free_port()
-    out = tempfile.TemporaryFile()
-    p = subprocess.Popen([zarisd_path(), "--port", str(port), "--bind", HOST, "--dir", d,
-                          "--appendonly", appendonly, "--save", ""], stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 15 * SLOW
-    try:
-        while time.monotonic() < deadline:
-            if p.poll() is not None:
-                out.seek(0)
-                return ("refused", "exit %d\n%s" % (p.returncode, out.read().decode("utf-8", "replace")),
-                        None)
-            try:
-                c = Client(port, timeout=2 * SLOW)
-            except OSError:
-                time.sleep(0.02)
-                continue
-            try:
-                if c.call("PING").raw != b"+PONG\r\n":
-                    continue
-                keys = {}
-                for i in range(N):
-                    r = c.call("GET", "k%d" % i)
-                    if r.raw != b"$-1\r\n":
-                        keys[i] = r.raw
-                return "started", keys, c.call("DBSIZE").value
-            finally:
-                c.close()
-        return "hung", "", None
-    finally:
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(10 * SLOW)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        out.close()
+    def read(c):
+        keys = {}
+        for i in range(N):
+            r = c.call("GET", "k%d" % i)
+            if r.raw != b"$-1\r\n":
+                keys[i] = r.raw
+        return keys, c.call("DBSIZE").value
+
+    state, got = start_on_data(d, read, appendonly)
+    if state == "started":
+        return state, got[0], got[1]
+    return state, got if state == "refused" else "", None
 
 
 def is_prefix(keys):

@@ -79,37 +79,7 @@ def write_log(d, frames):
 
 def start(d):
     """("started", {key: value}) or ("refused", output)."""
-    port = free_port()
-    out = tempfile.TemporaryFile()
-    p = subprocess.Popen([zarisd_path(), "--port", str(port), "--bind", HOST, "--dir", d,
-                          "--appendonly", "yes", "--save", ""], stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 15 * SLOW
-    try:
-        while time.monotonic() < deadline:
-            if p.poll() is not None:
-                out.seek(0)
-                return "refused", "exit %d\n%s" % (p.returncode, out.read().decode("utf-8", "replace"))
-            try:
-                c = Client(port, timeout=2 * SLOW)
-            except OSError:
-                time.sleep(0.02)
-                continue
-            try:
-                if c.call("PING").raw != b"+PONG\r\n":
-                    continue
-                return "started", {k: c.call("GET", k).py() for k in c.call("KEYS", "*").py()}
-            finally:
-                c.close()
-        return "hung", None
-    finally:
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(10 * SLOW)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        out.close()
+    return start_on_data(d, lambda c: {k: c.call("GET", k).py() for k in c.call("KEYS", "*").py()})
 
 
 def open_txns(n, committed):

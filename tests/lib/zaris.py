@@ -41,7 +41,7 @@ import time
 __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
-    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps",
+    "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
     "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
@@ -743,6 +743,45 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
     if not wait_blocked(admin, expect_blocked):
         raise RuntimeError("client did not block on %r" % (cmd,))
     return c
+
+
+def start_on_data(d, read, appendonly="yes"):
+    """Starts zarisd on the data directory D (no save rules) and waits,
+    bounded, for it to answer PING or to exit: ("started", READ(client)),
+    ("refused", "exit N\n" + its output) or ("hung", None). The process is
+    stopped (SIGTERM, then SIGKILL) before this returns: for tests of what
+    a start-up makes of the files it finds."""
+    port = free_port()
+    out = tempfile.TemporaryFile()
+    p = subprocess.Popen([zarisd_path(), "--port", str(port), "--bind", HOST, "--dir", d,
+                          "--appendonly", appendonly, "--save", ""], stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 15 * SLOW
+    try:
+        while time.monotonic() < deadline:
+            if p.poll() is not None:
+                out.seek(0)
+                return "refused", "exit %d\n%s" % (p.returncode, out.read().decode("utf-8", "replace"))
+            try:
+                c = Client(port, timeout=2 * SLOW)
+            except OSError:
+                time.sleep(0.02)
+                continue
+            try:
+                if c.call("PING").raw != b"+PONG\r\n":
+                    continue
+                return "started", read(c)
+            finally:
+                c.close()
+        return "hung", None
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(10 * SLOW)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        out.close()
 
 
 def compare_scenarios(scenarios, threads=2, extra=()):
