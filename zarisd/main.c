@@ -32,7 +32,9 @@
 #include "zarisd/net/net.h"
 #include "zarisd/net/worker.h"
 #include "zarisd/journal/stream.h"
+#include "zarisd/persist/load.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/repl/repl.h"
 #include "zarisd/store/store.h"
 
 #ifndef ZARIS_VERSION
@@ -410,12 +412,15 @@ int main(int argc, char **argv)
 	int rc = persist_init(&penv, &srv.persist);
 	if (rc == 0) {
 		propagate_start(&srv); /* expiries and evictions from now on are records */
+		srv.repl = repl_create(&srv, load_get_apply()); /* starts the link with replicaof set */
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
 		rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
 		if (cfg.pidfile[0])
 			unlink(cfg.pidfile);
 		if (rc == -EBUSY)
 			exit_busy(&srv);
+		repl_destroy(srv.repl);
+		srv.repl = NULL;
 		propagate_stop(&srv);
 		persist_shutdown(srv.persist);
 		srv.persist = NULL; /* the final save (unless SHUTDOWN NOSAVE), log flushed */

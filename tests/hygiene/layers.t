@@ -39,11 +39,16 @@ FLOORS = {
     "zarisd/journal": 2,
     "zarisd/server": 3,
     "zarisd/persist": 4,
-    "zarisd/commands": 5,
-    "zarisd/net": 6,
-    "zarisd": 7,
+    "zarisd/repl": 5,
+    "zarisd/commands": 6,
+    "zarisd/net": 7,
+    "zarisd": 8,
 }
-NEVER = [("zarisd/persist", "zarisd/commands"), ("zarisd/journal", "zarisd/commands")]
+# repl/ stands above persist/ (a full sync is a snapshot to a socket, and a
+# replica's load replaces the data on disk) and below commands/: it applies
+# records only through the applier main installs, as the loader does.
+NEVER = [("zarisd/persist", "zarisd/commands"), ("zarisd/journal", "zarisd/commands"),
+         ("zarisd/repl", "zarisd/commands")]
 C_FAIL, C_WARN, H_WARN = 1500, 800, 200
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 

@@ -34,6 +34,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
+#include "zarisd/repl/repl.h"
 #include "zarisd/store/store.h"
 
 #define INFO_REDIS_VERSION "7.0.15"
@@ -231,94 +232,90 @@ static void section_stats(struct textbuf *t, struct client *c)
 	info_total_counters(srv, v);
 	struct store_stats ss;
 	store_stats(srv->store, &ss);
-	textbuf_printf(
-		t,
-		"total_connections_received:%llu\r\n"
-		"total_commands_processed:%llu\r\n"
-		"instantaneous_ops_per_sec:%llu\r\n"
-		"total_net_input_bytes:%llu\r\n"
-		"total_net_output_bytes:%llu\r\n"
-		"total_net_repl_input_bytes:0\r\n"
-		"total_net_repl_output_bytes:0\r\n"
-		"instantaneous_input_kbps:%.2f\r\n"
-		"instantaneous_output_kbps:%.2f\r\n"
-		"instantaneous_input_repl_kbps:0.00\r\n"
-		"instantaneous_output_repl_kbps:0.00\r\n"
-		"rejected_connections:%llu\r\n"
-		"sync_full:0\r\n"
-		"sync_partial_ok:0\r\n"
-		"sync_partial_err:0\r\n"
-		"expired_keys:%llu\r\n"
-		"expired_stale_perc:0.00\r\n"
-		"expired_time_cap_reached_count:0\r\n"
-		"expire_cycle_cpu_milliseconds:%llu\r\n"
-		"evicted_keys:%llu\r\n"
-		"evicted_clients:0\r\n"
-		"total_eviction_exceeded_time:0\r\n"
-		"current_eviction_exceeded_time:0\r\n"
-		"keyspace_hits:%llu\r\n"
-		"keyspace_misses:%llu\r\n"
-		"pubsub_channels:%lu\r\n"
-		"pubsub_patterns:%lu\r\n"
-		"pubsubshard_channels:%lu\r\n"
-		"latest_fork_usec:0\r\n"
-		"total_forks:0\r\n"
-		"migrate_cached_sockets:0\r\n"
-		"slave_expires_tracked_keys:0\r\n"
-		"active_defrag_hits:0\r\n"
-		"active_defrag_misses:0\r\n"
-		"active_defrag_key_hits:0\r\n"
-		"active_defrag_key_misses:0\r\n"
-		"total_active_defrag_time:0\r\n"
-		"current_active_defrag_time:0\r\n"
-		"tracking_total_keys:0\r\n"
-		"tracking_total_items:0\r\n"
-		"tracking_total_prefixes:0\r\n"
-		"unexpected_error_replies:%llu\r\n"
-		"total_error_replies:%llu\r\n"
-		"dump_payload_sanitizations:0\r\n"
-		"total_reads_processed:%llu\r\n"
-		"total_writes_processed:%llu\r\n"
-		"io_threaded_reads_processed:0\r\n"
-		"io_threaded_writes_processed:0\r\n"
-		"client_query_buffer_limit_disconnections:%llu\r\n"
-		"client_output_buffer_limit_disconnections:%llu\r\n"
-		"reply_buffer_shrinks:0\r\n"
-		"reply_buffer_expands:0\r\n",
-		(unsigned long long)v[INFO_STAT_connections_received],
-		(unsigned long long)v[INFO_STAT_commands_processed],
-		(unsigned long long)info_rate_total(INFO_RATE_OPS),
-		(unsigned long long)v[INFO_STAT_net_input_bytes],
-		(unsigned long long)v[INFO_STAT_net_output_bytes],
-		(double)info_rate_total(INFO_RATE_NET_IN) / 1024,
-		(double)info_rate_total(INFO_RATE_NET_OUT) / 1024,
-		(unsigned long long)v[INFO_STAT_rejected_connections], (unsigned long long)ss.expired_keys,
-		(unsigned long long)(v[INFO_STAT_expire_cycle_us] / 1000),
-		(unsigned long long)ss.evicted_keys, (unsigned long long)ss.keyspace_hits,
-		(unsigned long long)ss.keyspace_misses, pubsub_names(c->srv, PUBSUB_CHANNEL),
-		pubsub_names(c->srv, PUBSUB_PATTERN), pubsub_names(c->srv, PUBSUB_SHARD),
-		(unsigned long long)v[INFO_STAT_unexpected_error_replies],
-		(unsigned long long)v[INFO_STAT_errorstat_total],
-		(unsigned long long)v[INFO_STAT_total_reads], (unsigned long long)v[INFO_STAT_total_writes],
-		(unsigned long long)v[INFO_STAT_client_query_buffer_limit_disconnections],
-		(unsigned long long)v[INFO_STAT_client_output_buffer_limit_disconnections]);
+	uint64_t syncs[3];
+	repl_sync_counts(srv->repl, syncs);
+	textbuf_printf(t,
+		       "total_connections_received:%llu\r\n"
+		       "total_commands_processed:%llu\r\n"
+		       "instantaneous_ops_per_sec:%llu\r\n"
+		       "total_net_input_bytes:%llu\r\n"
+		       "total_net_output_bytes:%llu\r\n"
+		       "total_net_repl_input_bytes:0\r\n"
+		       "total_net_repl_output_bytes:0\r\n"
+		       "instantaneous_input_kbps:%.2f\r\n"
+		       "instantaneous_output_kbps:%.2f\r\n"
+		       "instantaneous_input_repl_kbps:0.00\r\n"
+		       "instantaneous_output_repl_kbps:0.00\r\n"
+		       "rejected_connections:%llu\r\n"
+		       "sync_full:%llu\r\n"
+		       "sync_partial_ok:%llu\r\n"
+		       "sync_partial_err:%llu\r\n"
+		       "expired_keys:%llu\r\n"
+		       "expired_stale_perc:0.00\r\n"
+		       "expired_time_cap_reached_count:0\r\n"
+		       "expire_cycle_cpu_milliseconds:%llu\r\n"
+		       "evicted_keys:%llu\r\n"
+		       "evicted_clients:0\r\n"
+		       "total_eviction_exceeded_time:0\r\n"
+		       "current_eviction_exceeded_time:0\r\n"
+		       "keyspace_hits:%llu\r\n"
+		       "keyspace_misses:%llu\r\n"
+		       "pubsub_channels:%lu\r\n"
+		       "pubsub_patterns:%lu\r\n"
+		       "pubsubshard_channels:%lu\r\n"
+		       "latest_fork_usec:0\r\n"
+		       "total_forks:0\r\n"
+		       "migrate_cached_sockets:0\r\n"
+		       "slave_expires_tracked_keys:0\r\n"
+		       "active_defrag_hits:0\r\n"
+		       "active_defrag_misses:0\r\n"
+		       "active_defrag_key_hits:0\r\n"
+		       "active_defrag_key_misses:0\r\n"
+		       "total_active_defrag_time:0\r\n"
+		       "current_active_defrag_time:0\r\n"
+		       "tracking_total_keys:0\r\n"
+		       "tracking_total_items:0\r\n"
+		       "tracking_total_prefixes:0\r\n"
+		       "unexpected_error_replies:%llu\r\n"
+		       "total_error_replies:%llu\r\n"
+		       "dump_payload_sanitizations:0\r\n"
+		       "total_reads_processed:%llu\r\n"
+		       "total_writes_processed:%llu\r\n"
+		       "io_threaded_reads_processed:0\r\n"
+		       "io_threaded_writes_processed:0\r\n"
+		       "client_query_buffer_limit_disconnections:%llu\r\n"
+		       "client_output_buffer_limit_disconnections:%llu\r\n"
+		       "reply_buffer_shrinks:0\r\n"
+		       "reply_buffer_expands:0\r\n",
+		       (unsigned long long)v[INFO_STAT_connections_received],
+		       (unsigned long long)v[INFO_STAT_commands_processed],
+		       (unsigned long long)info_rate_total(INFO_RATE_OPS),
+		       (unsigned long long)v[INFO_STAT_net_input_bytes],
+		       (unsigned long long)v[INFO_STAT_net_output_bytes],
+		       (double)info_rate_total(INFO_RATE_NET_IN) / 1024,
+		       (double)info_rate_total(INFO_RATE_NET_OUT) / 1024,
+		       (unsigned long long)v[INFO_STAT_rejected_connections], (unsigned long long)syncs[0],
+		       (unsigned long long)syncs[1], (unsigned long long)syncs[2],
+		       (unsigned long long)ss.expired_keys,
+		       (unsigned long long)(v[INFO_STAT_expire_cycle_us] / 1000),
+		       (unsigned long long)ss.evicted_keys, (unsigned long long)ss.keyspace_hits,
+		       (unsigned long long)ss.keyspace_misses, pubsub_names(c->srv, PUBSUB_CHANNEL),
+		       pubsub_names(c->srv, PUBSUB_PATTERN), pubsub_names(c->srv, PUBSUB_SHARD),
+		       (unsigned long long)v[INFO_STAT_unexpected_error_replies],
+		       (unsigned long long)v[INFO_STAT_errorstat_total],
+		       (unsigned long long)v[INFO_STAT_total_reads],
+		       (unsigned long long)v[INFO_STAT_total_writes],
+		       (unsigned long long)v[INFO_STAT_client_query_buffer_limit_disconnections],
+		       (unsigned long long)v[INFO_STAT_client_output_buffer_limit_disconnections]);
 }
 
 static void section_replication(struct textbuf *t, struct client *c)
 {
-	textbuf_printf(t,
-		       "role:master\r\n"
-		       "connected_slaves:0\r\n"
-		       "master_failover_state:no-failover\r\n"
-		       "master_replid:%s\r\n"
-		       "master_replid2:0000000000000000000000000000000000000000\r\n"
-		       "master_repl_offset:0\r\n"
-		       "second_repl_offset:-1\r\n"
-		       "repl_backlog_active:0\r\n"
-		       "repl_backlog_size:1048576\r\n"
-		       "repl_backlog_first_byte_offset:0\r\n"
-		       "repl_backlog_histlen:0\r\n",
-		       c->srv->run_id);
+	if (c->srv->repl) {
+		repl_info(c->srv->repl, t);
+		return;
+	}
+	textbuf_printf(t, "role:master\r\nconnected_slaves:0\r\n");
 }
 
 /* utime and stime of task TID of this process, in seconds; false when gone. */

@@ -56,6 +56,25 @@ static size_t serialized_length(const char *v, size_t len)
 	return len + (len < 64 ? 1 : len < 16384 ? 2 : 5);
 }
 
+/* DEBUG KEY-VERSION key: the key's version (a replica holds its
+ * primary's), or a null reply when there is no such key. */
+static void debug_key_version(struct client *c)
+{
+	struct store *st = c->srv->store;
+	size_t klen;
+	const char *key = cmd_arg(c, 2, &klen);
+	unsigned shard = store_shard_of(st, key, klen);
+	store_lock(st, shard);
+	struct entry *e = store_find_locked(st, c->db, key, klen, zr_time_ms(),
+					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+	uint64_t v = e ? entry_version(e) : 0;
+	store_unlock(st, shard);
+	if (e)
+		reply_long(&c->out, (long long)v);
+	else
+		reply_null(&c->out);
+}
+
 static void debug_object(struct client *c)
 {
 	struct store *st = c->srv->store;
@@ -340,6 +359,8 @@ void cmd_debug(struct client *c)
 		debug_help(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "sleep"))
 		debug_sleep(c);
+	else if (c->argc == 3 && cmd_arg_is(c, 1, "key-version"))
+		debug_key_version(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "object"))
 		debug_object(c);
 	else if (c->argc == 3 && cmd_arg_is(c, 1, "protocol"))

@@ -2,6 +2,7 @@
  * processCommand(): lookup (unknown command / subcommand), arity, auth,
  * OOM, pause; then the keys' shard locks, the handler, stats. */
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/repl/repl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,7 +52,8 @@ void dispatch_client_free(struct client *c)
 	/* One line per module that keeps per-client state. */
 	multi_client_free(c);
 	pubsub_client_free(c);
-	blocking_client_gone(c); /* blocking.h: leave the key queues */
+	blocking_client_gone(c);	   /* blocking.h: leave the key queues */
+	repl_client_gone(c->srv->repl, c); /* repl.h: its WAIT */
 }
 
 static void reply_unknown_command(struct client *c)
@@ -280,6 +282,10 @@ static inline bool memory_ok(struct client *c, const struct command *cmd, bool q
 	long long maxmemory = atomic_load_explicit(&c->srv->cfg->maxmemory, memory_order_relaxed);
 	if (maxmemory <= 0)
 		return true;
+	/* a replica holds what its primary holds: it never evicts (Redis's
+	 * replica-ignore-maxmemory yes) */
+	if (atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed))
+		return true;
 	bool exec = (cmd->flags & CMD_EXEC);
 	uint32_t flags = cmd->flags | (exec ? multi_queued_flags(c) : 0);
 	/* EXEC evicts first whatever it runs, as Redis does before any command */
@@ -310,6 +316,47 @@ static inline bool disk_ok(struct client *c, const struct command *cmd)
 		multi_client_free(c);
 	} else {
 		reply_errorf(&c->out, "MISCONF Errors writing to the AOF file: %s", strerror(err));
+	}
+	reject(c, &c->stats->cmd[cmd->id]);
+	return false;
+}
+
+/* Replication's refusals, as Redis's processCommand orders them: a
+ * replica loading a full sync answers -LOADING (but for rows flagged
+ * loading); min-replicas-to-write refuses writes with too few good
+ * replicas; a read-only replica refuses writes; a replica whose link is
+ * down answers -MASTERDOWN with replica-serve-stale-data no (but for rows
+ * flagged stale). False after replying. */
+static inline bool repl_ok(struct client *c, const struct command *cmd)
+{
+	struct server *srv = c->srv;
+	bool replica = atomic_load_explicit(&srv->repl_replica, memory_order_relaxed);
+	int minr = atomic_load_explicit(&srv->cfg->min_replicas_to_write, memory_order_relaxed);
+	if (__builtin_expect(!replica && !minr, 1))
+		return true;
+	bool exec = (cmd->flags & CMD_EXEC);
+	bool writes = (cmd->flags & CMD_WRITE) || (exec && multi_has_writes(c));
+	const char *why = NULL;
+	if (replica && atomic_load_explicit(&srv->repl_loading, memory_order_acquire) &&
+	    !(cmd->flags & CMD_LOADING))
+		why = "LOADING Redis is loading the dataset in memory";
+	else if (!replica && minr && writes &&
+		 atomic_load_explicit(&srv->repl_good_replicas, memory_order_relaxed) < minr)
+		why = "NOREPLICAS Not enough good replicas to write.";
+	else if (replica && writes &&
+		 atomic_load_explicit(&srv->cfg->replica_read_only, memory_order_relaxed))
+		why = "READONLY You can't write against a read only replica.";
+	else if (replica && !(cmd->flags & CMD_STALE) &&
+		 !atomic_load_explicit(&srv->repl_link_up, memory_order_relaxed) &&
+		 !atomic_load_explicit(&srv->cfg->replica_serve_stale_data, memory_order_relaxed))
+		why = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+	if (!why)
+		return true;
+	if (exec) {
+		reply_errorf(&c->out, "EXECABORT Transaction discarded because of: %s", why);
+		multi_client_free(c);
+	} else {
+		reply_error(&c->out, why);
 	}
 	reject(c, &c->stats->cmd[cmd->id]);
 	return false;
@@ -425,13 +472,13 @@ static enum dispatch_result run_command(struct client *c)
 			reject(c, &c->stats->cmd[cmd->id]);
 			return DISPATCH_DONE;
 		}
-		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd))
+		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd) && repl_ok(c, cmd))
 			multi_queue(c, cmd);
 		return DISPATCH_DONE;
 	}
 	if (paused_for(c, cmd))
 		return DISPATCH_PAUSED;
-	if (!memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
+	if (!repl_ok(c, cmd) || !memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
 		return DISPATCH_DONE;
 
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */

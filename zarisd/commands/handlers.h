@@ -103,6 +103,9 @@ struct client;
 /* cmd_persist.c */
 #define PERSIST_HANDLERS(X) X(cmd_save) X(cmd_bgsave) X(cmd_bgrewriteaof)
 
+/* cmd_repl.c */
+#define REPL_HANDLERS(X) X(cmd_replicaof) X(cmd_role) X(cmd_psync) X(cmd_sync) X(cmd_replconf) X(cmd_wait)
+
 /* clang-format on */
 
 STRING_HANDLERS(HANDLER)
@@ -116,6 +119,7 @@ BITMAP_HANDLERS(HANDLER)
 MULTI_HANDLERS(HANDLER)
 PUBSUB_HANDLERS(HANDLER)
 PERSIST_HANDLERS(HANDLER)
+REPL_HANDLERS(HANDLER)
 
 #undef HANDLER
 

@@ -12,6 +12,7 @@
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
 #include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/store/store.h"
 
 static _Atomic uint64_t txn_ids;
@@ -169,6 +170,16 @@ static size_t argv_record_size(const struct client *c)
 	return n;
 }
 
+/* C's write SEQ is complete (a command's record, or an EXEC's commit):
+ * WAIT waits for it, and with replica-ack set its reply is held until
+ * that many replicas applied it (the workers release it, net/worker.c). */
+static inline void wrote(struct client *c, uint64_t seq)
+{
+	c->last_write_seq = seq;
+	if (atomic_load_explicit(&c->srv->cfg->replica_ack, memory_order_relaxed) > 0 && seq > c->repl_seq)
+		c->repl_seq = seq;
+}
+
 void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before)
 {
 	struct stream *s = c->srv->stream;
@@ -177,6 +188,12 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		tl_in_exec = false;
 	if (!s)
 		return;
+	/* a replica's stream is its primary's (repl/): a write a client made
+	 * on a writable replica stays local, as in Redis */
+	if (__builtin_expect(atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed), 0)) {
+		tl_txn = 0;
+		return;
+	}
 	/* an EXEC whose only records are expiries' DELs still commits them */
 	if (store_thread_dirty() == dirty_before && !(exec_end && tl_txn))
 		return;
@@ -191,14 +208,18 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 			tl_txn = 0;
 			if (held && seq > c->journal_seq)
 				c->journal_seq = seq;
+			wrote(c, seq);
 		}
 		return;
 	}
 	uint64_t txn = (c->flags & CLIENT_IN_EXEC) ? exec_txn() : 0;
 	/* nothing keeps records (no log, no replica): the write is numbered,
 	 * and no record is built (stream.h) */
-	if (stream_number(s))
+	if ((seq = stream_number(s))) {
+		if (!txn)
+			wrote(c, seq);
 		return;
+	}
 	struct keyiter keys;
 	keyiter_init_locked_keys(&keys, cmd, c->argv, c->argc);
 	struct keyiter peek = keys;
@@ -206,8 +227,11 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 	bool effect = (cmd->flags & CMD_RANDOM_EFFECT) && first >= 0;
 	/* a record nothing would read and the ring could not keep is only
 	 * numbered: a big value is not copied once more */
-	if (!effect && stream_skip_large(s, argv_record_size(c), txn))
+	if (!effect && (seq = stream_skip_large(s, argv_record_size(c), txn))) {
+		if (!txn)
+			wrote(c, seq);
 		return;
+	}
 	tl_rec.len = 0;
 	size_t off = jr_cmd_begin(&tl_rec, 0, c->now_ms, c->db, txn, 1);
 	if (effect) {
@@ -225,6 +249,8 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		jbuf_free(&tl_rec);
 	if (held && !txn && seq > c->journal_seq)
 		c->journal_seq = seq;
+	if (!txn)
+		wrote(c, seq);
 }
 
 /* The store's deletion hook: an eviction or an expiry becomes DEL <key>

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/propagate.h"
 #include "zarisd/commands/table.h"
@@ -36,7 +37,15 @@ struct replay_applier {
 	size_t capcmds;
 	unsigned *shards;
 	size_t capshards;
+	replay_applied_fn applied;
+	void *applied_ctx;
 };
+
+void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, void *ctx)
+{
+	ra->applied = fn;
+	ra->applied_ctx = ctx;
+}
 
 struct replay_applier *replay_applier_new(struct server *srv)
 {
@@ -114,13 +123,15 @@ static void aim(struct replay_applier *ra, const struct rcmd *rc)
 /* The handler inside the hooks the dispatcher puts around a client's
  * command (dispatch.c call_from); the caller holds the shard locks.
  * Returns whether it answered an error. */
-static bool run_locked(struct replay_applier *ra, const struct rcmd *rc)
+static bool run_locked(struct replay_applier *ra, const struct rcmd *rc, const struct jr_cmd *done)
 {
 	struct client *c = &ra->c;
 	aim(ra, rc);
 	uint64_t errors = c->out.errors;
 	uint64_t token = propagate_begin(c, rc->cmd);
 	rc->cmd->handler(c);
+	if (done && ra->applied) /* the record's last command: see replay_applied_fn */
+		ra->applied(ra->applied_ctx, done);
 	propagate_end(c, rc->cmd, token);
 	return c->out.errors != errors;
 }
@@ -196,7 +207,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	else if (nshards)
 		store_lock_set(s, ra->shards, nshards);
 	for (unsigned i = 0; i < rec->ncmds; i++)
-		run_locked(ra, &ra->cmds[i]);
+		run_locked(ra, &ra->cmds[i], i + 1 == rec->ncmds ? rec : NULL);
 	v = rec->vers;
 	for (unsigned i = 0; i < rec->nver; i++) {
 		const char *key;
@@ -218,6 +229,9 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	/* argv is reused by the next record: the dispatcher's key hash memo
 	 * must not outlive this one (dispatch.h) */
 	c->key_hash_argv = NULL;
+	/* a replica serves its clients blocked on keys the record pushed to,
+	 * as the dispatcher does after a command (none while loading) */
+	blocking_serve_ready(c->srv);
 	return 0;
 }
 
@@ -244,7 +258,7 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 	store_lock(s, shard);
 	bool good = true;
 	for (unsigned i = 0; i < e->ncmds && good; i++)
-		good = !run_locked(ra, &ra->cmds[i]);
+		good = !run_locked(ra, &ra->cmds[i], NULL);
 	struct entry *en = good ? store_find_locked(s, e->db, e->key, e->klen, now,
 						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS)
 				: NULL;
@@ -267,11 +281,17 @@ static void close_applier(void *ra)
 	replay_applier_free(ra);
 }
 
+static void set_hook(void *ra, void (*fn)(void *ctx, const struct jr_cmd *rec), void *ctx)
+{
+	replay_applier_set_hook(ra, fn, ctx);
+}
+
 void replay_apply_install(struct server *srv)
 {
 	load_set_apply(&(struct load_apply){ .ctx = srv,
 					     .open = open_applier,
 					     .close = close_applier,
 					     .record = replay_apply_record,
-					     .object = replay_apply_object });
+					     .object = replay_apply_object,
+					     .set_hook = set_hook });
 }

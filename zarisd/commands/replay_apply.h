@@ -25,6 +25,13 @@ struct replay_applier;
 struct replay_applier *replay_applier_new(struct server *srv);
 void replay_applier_free(struct replay_applier *ra);
 
+/* Called with REC (applied, its versions not yet restored) while its
+ * shard locks and the persistence gate are still held: a replica puts
+ * the record in its own stream there, so a snapshot's instant sees the
+ * record applied and in the stream or neither (repl/). */
+typedef void (*replay_applied_fn)(void *ctx, const struct jr_cmd *rec);
+void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, void *ctx);
+
 /* jr_apply_fn: runs the commands of REC in its database with its wall
  * clock, all under the shard locks of their keys (every shard lock when
  * a record of several commands has a whole-keyspace one), then gives each

@@ -392,6 +392,8 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 	    !jrd_u32(&r, &db) || !jrd_u64(&r, &out->txn) || !jrd_u32(&r, &ncmds) || ncmds == 0 ||
 	    ncmds > 1u << 24)
 		return false;
+	out->payload = payload;
+	out->plen = plen;
 	out->now_ms = (int64_t)now;
 	out->db = db;
 	out->ncmds = (unsigned)ncmds;

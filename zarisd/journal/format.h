@@ -157,8 +157,10 @@ struct jr_cmd {
 	unsigned ncmds;
 	struct jreader cmds; /* positioned at the first command */
 	unsigned nver;
-	struct jreader vers; /* positioned at the first version */
-	struct jreader tail; /* the tail fields (empty in version 1) */
+	struct jreader vers;	      /* positioned at the first version */
+	struct jreader tail;	      /* the tail fields (empty in version 1) */
+	const unsigned char *payload; /* the whole payload parsed (kind byte first) */
+	size_t plen;
 };
 /* Parses a JR_CMD payload (kind byte included), its tail checked; false
  * when malformed. */

@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,7 +37,9 @@ struct stream_consumer {
 	struct stream_consumer *next;
 	uint64_t cursor;	    /* absolute offset of the next byte to take */
 	uint64_t stop_at, stop_seq; /* once closing: where taking ends, its seq */
+	uint64_t drop_limit;	    /* stream_consumer_set_drop: 0 = applies back-pressure */
 	bool holds, closing, kicked;
+	bool dropped; /* fell drop_limit behind: cut off, holds nothing of the ring */
 };
 
 struct stream {
@@ -59,6 +62,7 @@ struct stream {
 	unsigned nwaiting;	       /* consumers in stream_wait */
 	unsigned room_waiters;	       /* appenders waiting for room */
 	size_t limit;
+	_Atomic size_t tail; /* history kept before the slowest cursor (stream_set_tail) */
 	uint64_t peak, waits, records;
 	bool frozen;
 };
@@ -70,6 +74,7 @@ struct stream *stream_create(void)
 	pthread_cond_init(&s->data, NULL);
 	pthread_cond_init(&s->room, NULL);
 	s->limit = STREAM_BUFFER_LIMIT;
+	s->tail = STREAM_TAIL_BYTES;
 	return s;
 }
 
@@ -179,18 +184,37 @@ static uint64_t min_cursor(const struct stream *s, bool open_only)
 {
 	uint64_t m = s->end;
 	for (const struct stream_consumer *c = s->consumers; c; c = c->next)
-		if ((!open_only || !c->closing) && c->cursor < m)
+		if ((!open_only || !c->closing) && !c->dropped && c->cursor < m)
 			m = c->cursor;
 	return m;
 }
 
-/* Visible bytes the slowest open consumer has not taken (back-pressure). */
+/* Visible bytes the slowest open consumer that applies back-pressure has
+ * not taken. */
 static uint64_t visible_pending(const struct stream *s)
 {
 	if (!s->nconsumers)
 		return 0;
-	uint64_t m = min_cursor(s, true);
+	uint64_t m = s->vis_end;
+	for (const struct stream_consumer *c = s->consumers; c; c = c->next)
+		if (!c->closing && !c->dropped && !c->drop_limit && c->cursor < m)
+			m = c->cursor;
 	return s->vis_end > m ? s->vis_end - m : 0;
+}
+
+/* Cuts off every consumer that fell its drop limit behind (mu held): it
+ * no longer keeps the ring's bytes, and its owner learns it at its next
+ * take or wait. */
+static void drop_laggards(struct stream *s)
+{
+	for (struct stream_consumer *c = s->consumers; c; c = c->next)
+		if (c->drop_limit && !c->dropped && !c->closing && s->end - c->cursor > c->drop_limit) {
+			c->dropped = true;
+			s->nconsumers--;
+			if (c->holds)
+				s->nholders--;
+			pthread_cond_broadcast(&s->data);
+		}
 }
 
 /* Drops whole frames from the front past the tail every consumer has
@@ -198,7 +222,8 @@ static uint64_t visible_pending(const struct stream *s)
 static void make_room(struct stream *s, size_t n)
 {
 	uint64_t keep = min_cursor(s, false);
-	while (s->base < keep && keep - s->base > STREAM_TAIL_BYTES)
+	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+	while (s->base < keep && keep - s->base > tail)
 		s->base += frame_size_at(s, s->base);
 	uint64_t need = s->end - s->base + n;
 	if (need <= s->cap)
@@ -264,6 +289,7 @@ static void put_frame(struct stream *s, const struct jbuf *rec)
 	ring_put(s, s->end, rec->p, rec->len);
 	s->end += rec->len;
 	recompute_visible(s);
+	drop_laggards(s);
 	if (s->nconsumers) {
 		uint64_t pend = s->end - min_cursor(s, true);
 		if (pend > s->peak)
@@ -350,7 +376,7 @@ void stream_set_backlog(struct stream *s, bool on)
 
 uint64_t stream_skip_large(struct stream *s, size_t bytes, uint64_t txn)
 {
-	if (bytes <= STREAM_TAIL_BYTES)
+	if (bytes <= atomic_load_explicit(&s->tail, memory_order_relaxed))
 		return 0;
 	pthread_mutex_lock(&s->mu);
 	wait_while_frozen(s);
@@ -429,6 +455,9 @@ void stream_stats(struct stream *s, struct stream_stats *out)
 	out->last_seq = cur_seq(s);
 	out->end_offset = s->end;
 	out->ring_bytes = s->end - s->base;
+	out->first_offset = s->base;
+	out->tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+	out->backlog = s->backlog || s->consumers;
 	out->limit = s->limit;
 	out->peak = s->peak;
 	out->waits = s->waits;
@@ -439,6 +468,8 @@ void stream_stats(struct stream *s, struct stream_stats *out)
 
 /* --- consumers ------------------------------------------------------------------- */
 
+static void link_consumer(struct stream *s, struct stream_consumer *c);
+
 struct stream_consumer *stream_consumer_open(struct stream *s, bool holds, uint64_t *seq)
 {
 	struct stream_consumer *c = zr_calloc(1, sizeof(*c));
@@ -446,13 +477,8 @@ struct stream_consumer *stream_consumer_open(struct stream *s, bool holds, uint6
 	c->holds = holds;
 	pthread_mutex_lock(&s->mu);
 	c->cursor = s->end;
-	c->next = s->consumers;
-	s->consumers = c;
-	update_keeping(s); /* from here no frame is numbered without the mutex */
+	link_consumer(s, c); /* from here no frame is numbered without the mutex */
 	*seq = cur_seq(s);
-	s->nconsumers++;
-	if (holds)
-		s->nholders++;
 	pthread_mutex_unlock(&s->mu);
 	return c;
 }
@@ -472,7 +498,9 @@ size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, 
 {
 	struct stream *s = c->s;
 	pthread_mutex_lock(&s->mu);
-	uint64_t end = take_end(c, seq);
+	uint64_t end = c->dropped ? c->cursor : take_end(c, seq);
+	if (c->dropped)
+		*seq = 0;
 	*from = c->cursor;
 	size_t n = end > c->cursor ? (size_t)(end - c->cursor) : 0;
 	size_t at = out->len;
@@ -494,7 +522,7 @@ void stream_wait(struct stream_consumer *c, long ms)
 	struct stream *s = c->s;
 	pthread_mutex_lock(&s->mu);
 	uint64_t seq;
-	if (!c->kicked && take_end(c, &seq) <= c->cursor) {
+	if (!c->kicked && !c->dropped && take_end(c, &seq) <= c->cursor) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += ms * 1000000L;
@@ -533,6 +561,8 @@ static void close_locked(struct stream_consumer *c, bool all)
 	if (c->closing)
 		return;
 	c->closing = true;
+	if (c->dropped) /* counted out when it was cut off */
+		return;
 	if (all) {
 		c->stop_at = s->end;
 		c->stop_seq = cur_seq(s);
@@ -569,4 +599,160 @@ void stream_consumer_free(struct stream_consumer *c)
 	update_keeping(s);
 	pthread_mutex_unlock(&s->mu);
 	zr_free(c);
+}
+
+/* --- replication ----------------------------------------------------------------- */
+
+void stream_set_tail(struct stream *s, size_t bytes)
+{
+	pthread_mutex_lock(&s->mu);
+	atomic_store_explicit(&s->tail, bytes, memory_order_relaxed);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* The seq of the JR_CMD / JR_COMMIT frame kept at AT (mu held). */
+static uint64_t frame_seq_at(const struct stream *s, uint64_t at)
+{
+	unsigned char b[8];
+	ring_get(s, at + JR_FRAME_HEADER + 1, b, 8);
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void link_consumer(struct stream *s, struct stream_consumer *c)
+{
+	c->next = s->consumers;
+	s->consumers = c;
+	update_keeping(s);
+	s->nconsumers++;
+	if (c->holds)
+		s->nholders++;
+}
+
+struct stream_consumer *stream_consumer_open_at(struct stream *s, uint64_t offset, bool holds, uint64_t *seq)
+{
+	pthread_mutex_lock(&s->mu);
+	if (offset < s->base || offset > s->end) {
+		pthread_mutex_unlock(&s->mu);
+		return NULL;
+	}
+	/* OFFSET must be a frame boundary; the seq before it is that of the
+	 * frame ending there (or the stream's, at its end) */
+	uint64_t at = s->base, before = 0;
+	bool have_before = false;
+	while (at < offset) {
+		before = frame_seq_at(s, at);
+		have_before = true;
+		at += frame_size_at(s, at);
+	}
+	if (at != offset) {
+		pthread_mutex_unlock(&s->mu);
+		return NULL;
+	}
+	if (!have_before)
+		before = at < s->end ? frame_seq_at(s, at) - 1 : cur_seq(s);
+	struct stream_consumer *c = zr_calloc(1, sizeof(*c));
+	c->s = s;
+	c->holds = holds;
+	c->cursor = offset;
+	link_consumer(s, c);
+	*seq = before;
+	pthread_mutex_unlock(&s->mu);
+	return c;
+}
+
+void stream_consumer_set_drop(struct stream_consumer *c, size_t limit)
+{
+	pthread_mutex_lock(&c->s->mu);
+	c->drop_limit = limit;
+	if (c->s->room_waiters)
+		pthread_cond_broadcast(&c->s->room);
+	pthread_mutex_unlock(&c->s->mu);
+}
+
+bool stream_consumer_dropped(struct stream_consumer *c)
+{
+	pthread_mutex_lock(&c->s->mu);
+	bool d = c->dropped;
+	pthread_mutex_unlock(&c->s->mu);
+	return d;
+}
+
+void stream_reset(struct stream *s, uint64_t seq, uint64_t offset)
+{
+	pthread_mutex_lock(&s->mu);
+	uint64_t keep = atomic_load_explicit(&s->state, memory_order_relaxed) & STATE_KEEPING;
+	atomic_store_explicit(&s->state, seq << 1 | keep, memory_order_release);
+	s->base = s->end = offset;
+	s->nopen = 0;
+	for (struct stream_consumer *c = s->consumers; c; c = c->next) {
+		c->cursor = offset;
+		if (c->closing && c->stop_at < offset) {
+			c->stop_at = offset;
+			c->stop_seq = seq;
+		}
+	}
+	recompute_visible(s);
+	pthread_cond_broadcast(&s->room);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int stream_append_frame(struct stream *s, const unsigned char *frame, size_t len, bool *held)
+{
+	if (len < JR_FRAME_HEADER + 1 + 8)
+		return -EINVAL;
+	const unsigned char *pl = frame + JR_FRAME_HEADER;
+	uint8_t kind = pl[0];
+	uint64_t seq = 0, txn = 0;
+	for (int i = 7; i >= 0; i--)
+		seq = seq << 8 | pl[1 + i];
+	struct jreader r = { pl + 9, frame + len };
+	if (kind == JR_CMD) {
+		uint64_t now;
+		uint32_t db;
+		if (!jrd_u64(&r, &now) || !jrd_u32(&r, &db) || !jrd_u64(&r, &txn))
+			return -EINVAL;
+	} else if (kind == JR_COMMIT) {
+		if (!jrd_u64(&r, &txn))
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	struct jbuf rec = { (unsigned char *)frame, len, len };
+	pthread_mutex_lock(&s->mu);
+	wait_while_frozen(s);
+	if (seq != cur_seq(s) + 1) {
+		pthread_mutex_unlock(&s->mu);
+		return -ERANGE;
+	}
+	uint64_t pend = visible_pending(s);
+	if (pend && pend + len > s->limit) {
+		s->waits++;
+		s->room_waiters++;
+		while (!s->frozen && (pend = visible_pending(s)) && pend + len > s->limit)
+			pthread_cond_wait(&s->room, &s->mu);
+		s->room_waiters--;
+		wait_while_frozen(s);
+	}
+	next_seq(s, kind == JR_CMD ? txn : 0);
+	if (kind == JR_COMMIT)
+		for (int i = 0; i < s->nopen; i++)
+			if (s->open[i].txn == txn) {
+				s->open[i] = s->open[--s->nopen];
+				break;
+			}
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) & STATE_KEEPING) {
+		put_frame(s, &rec);
+	} else {
+		/* not kept, still counted: the offset follows the primary's */
+		s->end += len;
+		s->base = s->end;
+		recompute_visible(s);
+	}
+	if (held)
+		*held = s->nholders > 0;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
 }

@@ -54,14 +54,17 @@ struct stream;
 struct stream_consumer;
 
 struct stream_stats {
-	uint64_t last_seq;   /* the last seq handed out */
-	uint64_t end_offset; /* absolute offset after the last byte appended */
-	uint64_t ring_bytes; /* bytes kept in the ring now */
-	uint64_t limit;	     /* the back-pressure bound now */
-	uint64_t peak;	     /* most bytes untaken by the slowest consumer, since start */
-	uint64_t waits;	     /* appends that waited for room */
-	uint64_t records;    /* frames appended or skipped since start (not those stream_number numbered) */
-	unsigned consumers;  /* open consumers */
+	uint64_t last_seq;     /* the last seq handed out */
+	uint64_t end_offset;   /* absolute offset after the last byte appended */
+	uint64_t ring_bytes;   /* bytes kept in the ring now */
+	uint64_t limit;	       /* the back-pressure bound now */
+	uint64_t peak;	       /* most bytes untaken by the slowest consumer, since start */
+	uint64_t waits;	       /* appends that waited for room */
+	uint64_t records;      /* frames appended or skipped since start (not those stream_number numbered) */
+	unsigned consumers;    /* open consumers */
+	uint64_t first_offset; /* absolute offset of the first byte kept */
+	uint64_t tail;	       /* the history kept before the slowest cursor (stream_set_tail) */
+	bool backlog;	       /* a history is kept (a consumer or the backlog switch) */
 };
 
 /* A new, empty stream (seq 0). Freed with stream_destroy, after every
@@ -136,5 +139,35 @@ uint64_t stream_pending(struct stream_consumer *c);
 void stream_consumer_close(struct stream_consumer *c, bool all);
 /* Frees C (closed first if it was not). */
 void stream_consumer_free(struct stream_consumer *c);
+
+/* --- replication ---------------------------------------------------------
+ * The ring is the replication backlog: a replica's (offset) is served from
+ * it while it is still kept; a replica's own stream carries its primary's
+ * frames at the primary's offsets and seqs. */
+
+/* Sets the history kept before the slowest cursor (repl-backlog-size;
+ * STREAM_TAIL_BYTES until set). */
+void stream_set_tail(struct stream *s, size_t bytes);
+/* Opens a consumer whose cursor is OFFSET, when that is a frame boundary
+ * still kept in the ring (base <= OFFSET <= end); NULL otherwise (a
+ * partial resync is not possible: the caller does a full one). *SEQ: the
+ * seq of the last frame before OFFSET. */
+struct stream_consumer *stream_consumer_open_at(struct stream *s, uint64_t offset, bool holds, uint64_t *seq);
+/* C applies no back-pressure: once it falls more than LIMIT bytes behind
+ * the stream's end it is cut off (stream_consumer_dropped; it then takes
+ * nothing more and keeps nothing of the ring), as Redis drops a replica
+ * over its output buffer limit. */
+void stream_consumer_set_drop(struct stream_consumer *c, size_t limit);
+bool stream_consumer_dropped(struct stream_consumer *c);
+/* A replica after a full sync: the last seq is SEQ and the stream's end
+ * OFFSET (its primary's); what the ring held is dropped and every cursor
+ * moves to OFFSET. */
+void stream_reset(struct stream *s, uint64_t seq, uint64_t offset);
+/* A replica: appends the frame FRAME[0..LEN) received from its primary as
+ * it is (header and payload; its seq must be the next one: -ERANGE, and
+ * -EINVAL when it is no JR_CMD / JR_COMMIT), gated as stream_append gates
+ * (the txn id in the frame) and counted in the offset even when no history
+ * is kept. *HELD as stream_append. */
+int stream_append_frame(struct stream *s, const unsigned char *frame, size_t len, bool *held);
 
 #endif

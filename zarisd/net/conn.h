@@ -91,9 +91,13 @@ struct conn {
 	/* appendfsync always: output may be sent only once srv->journal_durable
 	 * >= *durable_seq (0 = nothing to wait for); the session's, or NULL */
 	uint64_t *durable_seq;
-	uint64_t log_id;      /* for the log: the session's client id */
-	const char *log_addr; /* for the log: the peer's address */
-	char *qbuf;	      /* unconsumed bytes (partial request, held requests), or NULL */
+	/* replica-ack: likewise until srv->repl_acked >= *repl_seq; the
+	 * session's, or NULL */
+	uint64_t *repl_seq;
+	int64_t held_since_ms; /* when its output was first held (replica-ack-timeout), 0 = not held */
+	uint64_t log_id;       /* for the log: the session's client id */
+	const char *log_addr;  /* for the log: the peer's address */
+	char *qbuf;	       /* unconsumed bytes (partial request, held requests), or NULL */
 	size_t qlen, qcap;
 	bool send_queued; /* on the worker's pending-send list */
 	bool close_after_send;
@@ -105,6 +109,7 @@ struct conn {
 	struct conn *close_next;    /* epoll: closed, waiting to be freed */
 	struct conn *durable_next;  /* worker's list of conns whose replies wait for fsync */
 	bool durable_waiting;
+	bool handed_off;	 /* its socket went to another owner (PSYNC): closed without shutdown() */
 	uint64_t recv_user_data; /* io_uring: cookie of the armed multishot recv */
 	bool recv_armed;
 	bool send_inflight;

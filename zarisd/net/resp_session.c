@@ -130,6 +130,7 @@ static void resp_open(struct conn *c, void *arg)
 	c->out = &s->client.out;
 	c->last_interaction_ms = &s->client.last_interaction_ms;
 	c->durable_seq = &s->client.journal_seq;
+	c->repl_seq = &s->client.repl_seq;
 	c->log_id = s->client.id;
 	c->log_addr = s->client.addr;
 	registry_add(w->srv->clients, &s->client);
@@ -372,6 +373,8 @@ static size_t resp_consume(struct conn *c, char *buf, size_t len)
 			ahead.head++;
 			ahead.n--;
 		}
+		if (s->client.flags & CLIENT_HANDED_OFF)
+			c->handed_off = true;
 		if (s->client.flags & CLIENT_CLOSE_AFTER_REPLY)
 			c->close_after_send = true;
 		/* Like Redis, stop at the first reply over the hard limit: the

@@ -224,8 +224,10 @@ static void uring_close_conn(struct worker *w, struct conn *c)
 		io_uring_prep_cancel64(sqe, cookie_ptr(c, TAG_CONNECT), 0);
 		io_uring_sqe_set_data64(sqe, TAG_CANCEL);
 	}
-	/* a send stuck on a full socket buffer completes with an error */
-	shutdown(c->fd, SHUT_RDWR);
+	/* a send stuck on a full socket buffer completes with an error (a
+	 * socket handed off lives on in its new owner's descriptor) */
+	if (!c->handed_off)
+		shutdown(c->fd, SHUT_RDWR);
 	if (u->handling != c)
 		maybe_free(w, c);
 }

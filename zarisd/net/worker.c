@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -431,6 +432,46 @@ void worker_woken(struct worker *w)
 	scan_conns(w, false);
 }
 
+/* replica-ack: a conn whose replies waited replica-ack-timeout for their
+ * replicas gets -NOREPLICAS and is closed; nothing it had pending is
+ * claimed (its held replies are dropped unsent: the writes may or may not
+ * have reached a replica, and a later reply must not seem to confirm
+ * them). A conn with a send in flight waits for the next tick. */
+static void fail_unreplicated(struct worker *w)
+{
+	struct server *srv = w->srv;
+	uint64_t acked = atomic_load_explicit(&srv->repl_acked, memory_order_acquire);
+	int64_t timeout = atomic_load_explicit(&srv->cfg->replica_ack_timeout, memory_order_relaxed);
+	for (struct conn **pp = &w->durable_head; *pp;) {
+		struct conn *c = *pp;
+		uint64_t *rseq = c->repl_seq;
+		if (c->state != CONN_OPEN || c->send_inflight || !rseq || *rseq <= acked ||
+		    !c->held_since_ms || w->now_ms - c->held_since_ms < timeout) {
+			pp = &c->durable_next;
+			continue;
+		}
+		*pp = c->durable_next;
+		c->durable_waiting = false;
+		c->durable_next = NULL;
+		c->held_since_ms = 0;
+		*rseq = 0;
+		if (c->durable_seq)
+			*c->durable_seq = 0;
+		obuf_consume(c->out, c->out->bytes);
+		reply_errorf(
+			c->out,
+			"NOREPLICAS write not confirmed by %d replica(s) within %lld ms; it may or may not "
+			"be applied, closing the connection",
+			atomic_load_explicit(&srv->cfg->replica_ack, memory_order_relaxed),
+			(long long)timeout);
+		c->close_after_send = true;
+		zr_log(ZR_LOG_WARNING,
+		       "client id=%" PRIu64 " addr=%s: replica-ack timed out, connection closed", c->log_id,
+		       c->log_addr ? c->log_addr : "?");
+		worker_queue_send(w, c);
+	}
+}
+
 static void worker_cron(struct worker *w)
 {
 	struct server *srv = w->srv;
@@ -448,6 +489,7 @@ static void worker_cron(struct worker *w)
 			    period_us / 4 + period_us * (effort - 1) / 40);
 	STAT_ADD(w->stats, expire_cycle_us, zr_mono_us() - t0);
 	scan_conns(w, true);
+	fail_unreplicated(w);
 	w->next_cron_us = t0 + period_us;
 }
 
@@ -509,10 +551,15 @@ int64_t worker_turn_end(struct worker *w)
 			close_conn(w, c);
 			continue;
 		}
-		uint64_t *seq = c->durable_seq;
-		if (seq && *seq &&
-		    *seq > atomic_load_explicit(&w->srv->journal_durable, memory_order_acquire)) {
-			/* appendfsync always: acknowledged only once on disk */
+		uint64_t *seq = c->durable_seq, *rseq = c->repl_seq;
+		if ((seq && *seq &&
+		     *seq > atomic_load_explicit(&w->srv->journal_durable, memory_order_acquire)) ||
+		    (rseq && *rseq &&
+		     *rseq > atomic_load_explicit(&w->srv->repl_acked, memory_order_acquire))) {
+			/* appendfsync always: acknowledged only once on disk;
+			 * replica-ack: only once that many replicas applied it */
+			if (!c->held_since_ms)
+				c->held_since_ms = w->now_ms ? w->now_ms : 1;
 			if (!c->durable_waiting) {
 				c->durable_waiting = true;
 				c->durable_next = w->durable_head;
@@ -520,8 +567,11 @@ int64_t worker_turn_end(struct worker *w)
 			}
 			continue;
 		}
+		c->held_since_ms = 0;
 		if (seq)
 			*seq = 0;
+		if (rseq)
+			*rseq = 0;
 		if (c->out->bytes)
 			w->backend->send(w, c);
 		else if (c->close_after_send)

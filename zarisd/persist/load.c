@@ -88,6 +88,11 @@ void load_set_apply(const struct load_apply *ops)
 	applier = *ops;
 }
 
+const struct load_apply *load_get_apply(void)
+{
+	return &applier;
+}
+
 static void *applier_open(void)
 {
 	return applier.open ? applier.open(applier.ctx) : NULL;

@@ -39,7 +39,12 @@ struct load_apply {
 	/* a snapshot entry of a non-string type at wall clock NOW: 0,
 	 * -ENOTSUP (ERR names the missing command) or -EINVAL */
 	int (*object)(void *applier, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);
+	/* an applier's hook, run under a record's locks once it is applied
+	 * (commands/replay_apply.h replay_applied_fn; a replica's link) */
+	void (*set_hook)(void *applier, void (*fn)(void *ctx, const struct jr_cmd *rec), void *ctx);
 };
+/* The table load_set_apply was given (a replica's link applies with it). */
+const struct load_apply *load_get_apply(void);
 
 /* main, once, before persist_init (copied). Loading without it fails on
  * the first record or non-string key. */

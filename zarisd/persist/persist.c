@@ -27,6 +27,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
+#include "zarisd/persist/fileio.h"
 #include "zarisd/journal/format.h"
 #include "zarisd/journal/stream.h"
 #include "zarisd/persist/load.h"
@@ -47,6 +48,7 @@ struct persist {
 	pthread_mutex_t bg_mu;
 	pthread_t bg;
 	bool bg_joinable;
+	bool replace_log;    /* persist_replace_begin stopped the log: END restarts it */
 	_Atomic int bg_kind; /* 0 none, 1 bgsave, 2 rewrite */
 	_Atomic int scheduled_rewrite;
 	_Atomic int aof_on;
@@ -391,6 +393,93 @@ static void bg_wait(struct persist *p)
 		p->bg_joinable = false;
 	}
 	pthread_mutex_unlock(&p->bg_mu);
+}
+
+/* --- replication --------------------------------------------------------------------- */
+
+struct stream_instant {
+	struct persist *p;
+	uint64_t (*instant_fn)(void *ctx);
+	void *ctx;
+};
+
+static uint64_t stream_instant(void *arg)
+{
+	struct stream_instant *si = arg;
+	uint64_t seq = si->instant_fn(si->ctx);
+	pthread_rwlock_unlock(&si->p->gate);
+	return seq;
+}
+
+int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink,
+			uint64_t (*instant_fn)(void *ctx), void *ctx, struct snapshot_result *out)
+{
+	if (!p)
+		return -ENOTCONN;
+	pthread_mutex_lock(&p->ctl);
+	struct stream_instant si = { p, instant_fn, ctx };
+	pthread_rwlock_wrlock(&p->gate);
+	int r = snapshot_write_sink(p->env.store, sink, stream_instant, &si, NULL, out);
+	if (r == -EBUSY) /* no instant: the gate is still held */
+		pthread_rwlock_unlock(&p->gate);
+	pthread_mutex_unlock(&p->ctl);
+	return r;
+}
+
+void persist_replace_begin(struct persist *p)
+{
+	if (!p)
+		return;
+	bg_wait(p);
+	pthread_mutex_lock(&p->sw);
+	pthread_mutex_lock(&p->ctl);
+	if (atomic_load_explicit(&p->aof_on, memory_order_relaxed)) {
+		atomic_store_explicit(&p->aof_on, 0, memory_order_relaxed);
+		aof_stop(p->aof);
+		char *dir = path_in_cwd(p->env.cfg->appenddirname);
+		aof_remove_all(dir, p->env.cfg->appendfilename);
+		zr_free(dir);
+		p->replace_log = true;
+	}
+}
+
+void persist_replace_end(struct persist *p, const char *snap_path, bool ok)
+{
+	if (!p)
+		return;
+	if (ok) {
+		char *dst = snap_path_now(p);
+		if (rename(snap_path, dst) < 0) {
+			zr_log(ZR_LOG_WARNING, "Renaming the synced snapshot %s to %s: %s", snap_path, dst,
+			       strerror(errno));
+			unlink(snap_path);
+			ok = false;
+		} else {
+			fileio_fsync_parent(dst);
+		}
+		zr_free(dst);
+	} else {
+		unlink(snap_path);
+	}
+	bool restart = p->replace_log;
+	p->replace_log = false;
+	pthread_mutex_unlock(&p->ctl);
+	if (restart) {
+		/* the new snapshot is the log's base: its next segment starts
+		 * after the snapshot's seq (the stream's, reset to it) */
+		int r = aof_start(p->aof, (enum aof_fsync)atomic_load(&p->env.cfg->appendfsync), !ok);
+		if (r < 0) {
+			zr_log(ZR_LOG_WARNING,
+			       "appendonly: the log could not be restarted after a full sync: %s",
+			       strerror(-r));
+			atomic_store_explicit(&p->env.cfg->aof_enabled, 0, memory_order_relaxed);
+		} else {
+			atomic_store_explicit(&p->aof_on, 1, memory_order_relaxed);
+			if (!ok)
+				persist_bgsave(p, true, true);
+		}
+	}
+	pthread_mutex_unlock(&p->sw);
 }
 
 /* --- the log on / off ----------------------------------------------------------------- */

@@ -115,6 +115,30 @@ int persist_save(struct persist *p);
 int persist_bgsave(struct persist *p, bool rewrite, bool schedule);
 bool persist_bg_running(struct persist *p, bool *rewrite);
 
+/* --- replication (repl/) ------------------------------------------------ */
+
+struct snapshot_sink;
+struct snapshot_result;
+
+/* A primary's full sync: a snapshot to SINK (a replica's socket), taken
+ * as a save takes it (one at a time, the whole-keyspace gate ordered with
+ * its instant) but cutting no log and counted as no save. AT_INSTANT(CTX)
+ * runs with every shard lock held and returns the seq of the instant.
+ * Returns snapshot_write_sink's result. */
+int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink,
+			uint64_t (*at_instant)(void *ctx), void *ctx, struct snapshot_result *out);
+/* A replica's full sync, in two steps around the load of the received
+ * snapshot, so that a crash at any point leaves on disk the old data or
+ * the complete new copy, never a mix: BEGIN stops saves until END and,
+ * with the log on, stops it and removes its segments (the old snapshot
+ * alone is then the old data); END renames SNAP_PATH (the received file,
+ * fsynced, in the working directory) over dbfilename (the new copy), then
+ * restarts the log from the stream's seq now (appendonly yes). OK false:
+ * the load failed; SNAP_PATH is removed and the log restarted with a
+ * rewrite of whatever the keyspace holds. */
+void persist_replace_begin(struct persist *p);
+void persist_replace_end(struct persist *p, const char *snap_path, bool ok);
+
 /* CONFIG SET: applies appendonly / appendfsync now; a changed working
  * directory (CONFIG SET dir) starts the rewrite that moves the log. */
 void persist_settings_changed(struct persist *p);

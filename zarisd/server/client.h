@@ -32,6 +32,8 @@ enum client_flag {
 	CLIENT_IN_EXEC = 1u << 8,   /* running EXEC's queued commands: blocking commands do not block */
 	CLIENT_IN_MULTI = 1u << 9,  /* between MULTI and EXEC/DISCARD (CLIENT LIST flag x) */
 	CLIENT_BLOCKED = 1u << 10,  /* blocked on keys (commands/blocking.h): run no further request */
+	CLIENT_HANDED_OFF =
+		1u << 11, /* PSYNC: its socket now belongs to replication; close, never shut down */
 };
 
 struct client {
@@ -80,6 +82,11 @@ struct client {
 	/* appendfsync always: the replies queued so far may be sent only once
 	 * srv->journal_durable >= journal_seq (0 = nothing to wait for) */
 	uint64_t journal_seq;
+	/* replica-ack: the replies queued so far may be sent only once
+	 * srv->repl_acked >= repl_seq (0 = nothing to wait for) */
+	uint64_t repl_seq;
+	uint64_t last_write_seq; /* seq of this client's last record (WAIT waits for it) */
+	int repl_listen_port;	 /* REPLCONF listening-port of a replica's handshake */
 	/* store_hash() of argv[key_hash_argi], computed by the dispatcher to
 	 * pick the shard; valid while argv == key_hash_argv (cmd_key_hash) */
 	uint64_t key_hash;

@@ -20,6 +20,7 @@ struct client;
 struct msgq;
 struct persist;
 struct stream;
+struct repl;
 
 /* What SHUTDOWN asked for the final save (srv->shutdown_save). */
 enum server_shutdown_save {
@@ -47,6 +48,7 @@ struct server {
 		     void (*fn)(struct client *c, void *arg), void *arg);
 	struct persist *persist; /* snapshots and the append-only log (persist.h); NULL in unit tests */
 	struct stream *stream;	 /* the change stream (journal/stream.h); NULL in unit tests */
+	struct repl *repl;	 /* replication (repl/repl.h); NULL in unit tests */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
 	int64_t start_mono_us;
@@ -74,6 +76,16 @@ struct server {
 	 * it (release) after each group fsync and then wakes every worker;
 	 * replies of clients whose journal_seq is above it are held back. */
 	_Atomic uint64_t journal_durable;
+	/* Replication's view for the dispatcher and the workers, written by
+	 * repl/ (relaxed unless said): */
+	_Atomic int repl_replica;	/* 1: this server is a replica (REPLICAOF host port) */
+	_Atomic int repl_link_up;	/* a replica's link to its primary is up and in sync */
+	_Atomic int repl_loading;	/* a replica loads a full sync: -LOADING */
+	_Atomic int repl_good_replicas; /* replicas acked within min-replicas-max-lag */
+	/* replica-ack: the highest seq that replica-ack replicas have applied
+	 * (release, then the workers are woken); replies of clients whose
+	 * repl_seq is above it are held back */
+	_Atomic uint64_t repl_acked;
 	_Atomic uint64_t next_client_id;
 	_Atomic int64_t pause_end_ms;	/* CLIENT PAUSE: until when */
 	_Atomic int pause_mode;		/* enum pause_mode */

@@ -75,8 +75,6 @@ static void apply_jemalloc_bg_thread(int v);
 
 static int canon_percent_memory(const struct schema_entry *row, const char *v, char *out, size_t outlen,
 				char *err, size_t errlen);
-static int canon_backlog(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
-			 size_t errlen);
 static int canon_octal(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 		       size_t errlen);
 static int canon_oom_adj(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
@@ -154,6 +152,19 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_AUTO_AOF_REWRITE_PERCENTAGE] = { ST_LL, OFF(auto_aof_rewrite_percentage) },
 	[SCHEMA_ID_AUTO_AOF_REWRITE_MIN_SIZE] = { ST_LL, OFF(auto_aof_rewrite_min_size) },
 	[SCHEMA_ID_AOF_LOAD_TRUNCATED] = { ST_INT, OFF(aof_load_truncated) },
+	[SCHEMA_ID_REPLICA_READ_ONLY] = { ST_INT, OFF(replica_read_only) },
+	[SCHEMA_ID_REPLICA_SERVE_STALE_DATA] = { ST_INT, OFF(replica_serve_stale_data) },
+	[SCHEMA_ID_MIN_REPLICAS_TO_WRITE] = { ST_INT, OFF(min_replicas_to_write) },
+	[SCHEMA_ID_MIN_REPLICAS_MAX_LAG] = { ST_INT, OFF(min_replicas_max_lag) },
+	[SCHEMA_ID_REPL_BACKLOG_SIZE] = { ST_LL, OFF(repl_backlog_size) },
+	[SCHEMA_ID_REPL_TIMEOUT] = { ST_INT, OFF(repl_timeout) },
+	[SCHEMA_ID_MASTERAUTH] = { ST_STRING, OFF(masterauth) },
+	[SCHEMA_ID_REPLICA_ACK] = { ST_INT, OFF(replica_ack) },
+	[SCHEMA_ID_REPLICA_ACK_TIMEOUT] = { ST_INT, OFF(replica_ack_timeout) },
+	[SCHEMA_ID_SLAVE_READ_ONLY] = { ST_INT, OFF(replica_read_only) },
+	[SCHEMA_ID_SLAVE_SERVE_STALE_DATA] = { ST_INT, OFF(replica_serve_stale_data) },
+	[SCHEMA_ID_MIN_SLAVES_TO_WRITE] = { ST_INT, OFF(min_replicas_to_write) },
+	[SCHEMA_ID_MIN_SLAVES_MAX_LAG] = { ST_INT, OFF(min_replicas_max_lag) },
 };
 #undef OFF
 
@@ -168,7 +179,6 @@ static const struct {
 	{ "shutdown-on-sigint", canon_shutdown },
 	{ "shutdown-on-sigterm", canon_shutdown },
 	{ "unixsocketperm", canon_octal },
-	{ "repl-backlog-size", canon_backlog },
 	{ "maxmemory-clients", canon_percent_memory },
 	{ "oom-score-adj-values", canon_oom_values },
 	{ "replicaof", canon_replicaof },
@@ -242,6 +252,7 @@ void settings_free(struct settings *s)
 	ZR_FREE(s->pidfile);
 	ZR_FREE(s->cores_text);
 	ZR_FREE(s->requirepass);
+	ZR_FREE(s->masterauth);
 	ZR_FREE(s->dbfilename);
 	ZR_FREE(s->appendfilename);
 	ZR_FREE(s->appenddirname);
@@ -768,21 +779,6 @@ static int canon_percent_memory(const struct schema_entry *row, const char *v, c
 	return 0;
 }
 
-/* Redis's repl-backlog-size: a memory value from 1, then held to at
- * least 16kb (its resizeReplicationBacklog). */
-static int canon_backlog(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
-			 size_t errlen)
-{
-	unsigned long long ull;
-	if (!zr_parse_memory(v, &ull))
-		return redis_error(row, "argument must be a memory value", err, errlen);
-	if (ull < 1 || ull > LLONG_MAX)
-		return redis_error(row, "argument must be between 1 and 9223372036854775807 inclusive", err,
-				   errlen);
-	snprintf(out, outlen, "%llu", ull < 16384 ? 16384 : ull);
-	return 0;
-}
-
 /* Redis's unixsocketperm: octal, 0 to 0777, shown in octal. */
 static int canon_octal(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 		       size_t errlen)
@@ -922,20 +918,30 @@ static int canon_percentiles(const struct schema_entry *row, const char *v, char
 	return r;
 }
 
-/* Redis's replicaof / slaveof "<host> <port>" or "no one" (start-up only):
- * zarisd replicates from nobody, so only "no one" is taken. */
+/* Redis's replicaof / slaveof "<host> <port>" or "no one" (start-up
+ * only; REPLICAOF changes the role at run time). */
 static int canon_replicaof(const struct schema_entry *row, const char *v, char *out, size_t outlen, char *err,
 			   size_t errlen)
 {
 	char *buf, *words[3];
 	int n = split_words(v, &buf, words, 3);
 	bool none = n == 2 && !strcasecmp(words[0], "no") && !strcasecmp(words[1], "one");
-	zr_free(buf);
-	if (n != 2)
+	if (n != 2) {
+		zr_free(buf);
 		return redis_error(row, "wrong number of arguments", err, errlen);
-	if (!none)
-		return redis_error(row, "zarisd does not replicate yet: only 'no one' is taken", err, errlen);
-	snprintf(out, outlen, "%s", "");
+	}
+	char *end;
+	long port = none ? 0 : strtol(words[1], &end, 10);
+	if (!none && (*end || port < 0 || port > 65535)) {
+		zr_free(buf);
+		return redis_error(row, "Invalid master port", err, errlen);
+	}
+	/* "host port" (repl/ starts the link from it), "" for no one */
+	if (none)
+		snprintf(out, outlen, "%s", "");
+	else
+		snprintf(out, outlen, "%s %ld", words[0], port);
+	zr_free(buf);
 	return 0;
 }
 
@@ -1070,7 +1076,10 @@ static int redis_set(struct settings *s, const struct schema_entry *row, const c
 		zr_free(text);
 		return redis_error(row, row->refuse, err, errlen);
 	}
-	if (strcmp(text, def) && starting && (row->flags & SCHEMA_F_IMMUTABLE)) {
+	/* replicaof is the one start-up Redis row zarisd acts on: repl/ reads
+	 * it when it starts (repl_create) */
+	if (strcmp(text, def) && starting && (row->flags & SCHEMA_F_IMMUTABLE) &&
+	    strcmp(schema_table[slot].name, "replicaof")) {
 		snprintf(err, errlen,
 			 "'%s' is taken for Redis compatibility only: zarisd runs with its default '%s'",
 			 row->name, def);

@@ -110,6 +110,17 @@ struct settings {
 	_Atomic int aof_load_truncated;
 	/* `save` (above, under lock) holds the "<seconds> <changes> ..." rules */
 
+	/* --- replication (repl/): runtime, relaxed; masterauth under lock --- */
+	_Atomic int replica_read_only;
+	_Atomic int replica_serve_stale_data;
+	_Atomic int min_replicas_to_write;
+	_Atomic int min_replicas_max_lag; /* seconds */
+	_Atomic long long repl_backlog_size;
+	_Atomic int repl_timeout;	 /* seconds */
+	char *masterauth;		 /* NULL or "" = none; under lock */
+	_Atomic int replica_ack;	 /* replicas that must confirm a write before its reply */
+	_Atomic int replica_ack_timeout; /* ms */
+
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
 	 * in zarisd acts on them. Their values as CONFIG GET shows them, by

@@ -1,0 +1,453 @@
+/* repl/replica — this server's link to its primary: one thread that
+ * connects, shakes hands, syncs (full: the snapshot received into a file,
+ * then loaded in place of the keyspace; partial: nothing to load), then
+ * applies the stream's records and acknowledges them, and on any failure
+ * reconnects with a backoff (100 ms doubling to 5 s) and resyncs, partially
+ * when its offset is still in the primary's ring.
+ *
+ * Each record is applied through the dispatcher's locked path (the applier
+ * of persist/load.h) and, still under its locks, appended as it came to
+ * this server's own stream (replay_applied_fn): so the replica's stream,
+ * offsets and seqs are its primary's, its own replicas, log and snapshots
+ * see each record applied and in the stream or neither. A record that
+ * cannot be applied closes the link (logged with its offset), never
+ * skipped: the next sync asks for it again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zarisd/core/crc32c.h"
+#include "zarisd/core/log.h"
+#include "zarisd/core/mem.h"
+#include "zarisd/core/util.h"
+#include "zarisd/journal/format.h"
+#include "zarisd/journal/replay.h"
+#include "zarisd/journal/stream.h"
+#include "zarisd/persist/fileio.h"
+#include "zarisd/persist/load.h"
+#include "zarisd/persist/persist.h"
+#include "zarisd/repl/repl.h"
+#include "zarisd/repl/repl_int.h"
+#include "zarisd/repl/sock.h"
+#include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
+#include "zarisd/store/store.h"
+
+#define HANDSHAKE_TIMEOUT_MS 5000
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define ACK_EVERY_MS 1000
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int timeout_ms(struct link *l)
+{
+	return atomic_load_explicit(&l->r->srv->cfg->repl_timeout, memory_order_relaxed) * 1000;
+}
+
+static bool stopping(struct link *l)
+{
+	return atomic_load_explicit(&l->stop, memory_order_relaxed);
+}
+
+/* One request, its one-line reply in LINE. */
+static int ask(int fd, struct sockbuf *b, char *line, size_t cap, int argc, const char *const *argv)
+{
+	int r = sock_command(fd, HANDSHAKE_TIMEOUT_MS, argc, argv);
+	return r < 0 ? r : sockbuf_line(b, fd, HANDSHAKE_TIMEOUT_MS, line, cap);
+}
+
+static int handshake(struct link *l, int fd, struct sockbuf *b)
+{
+	struct server *srv = l->r->srv;
+	char line[512];
+	int r = ask(fd, b, line, sizeof(line), 1, (const char *[]){ "PING" });
+	if (r < 0)
+		return r;
+	if (line[0] == '-' && strncmp(line, "-NOAUTH", 7)) {
+		zr_log(ZR_LOG_WARNING, "Error reply to PING from master: '%s'", line + 1);
+		return -EPROTO;
+	}
+	pthread_mutex_lock(&srv->cfg->lock);
+	char *pw = srv->cfg->masterauth && srv->cfg->masterauth[0] ? zr_strdup(srv->cfg->masterauth) : NULL;
+	pthread_mutex_unlock(&srv->cfg->lock);
+	if (pw) {
+		r = ask(fd, b, line, sizeof(line), 2, (const char *[]){ "AUTH", pw });
+		zr_free(pw);
+		if (r < 0)
+			return r;
+		if (line[0] == '-') {
+			zr_log(ZR_LOG_WARNING, "Unable to AUTH to MASTER: %s", line + 1);
+			return -EACCES;
+		}
+	}
+	char port[16];
+	snprintf(port, sizeof(port), "%d", srv->cfg->port);
+	r = ask(fd, b, line, sizeof(line), 3, (const char *[]){ "REPLCONF", "listening-port", port });
+	if (r < 0)
+		return r;
+	r = ask(fd, b, line, sizeof(line), 5,
+		(const char *[]){ "REPLCONF", "capa", "eof", "capa", "psync2" });
+	return r < 0 ? r : 0;
+}
+
+static int send_ack(struct link *l, int fd)
+{
+	uint64_t seq;
+	uint64_t off = stream_position(l->r->srv->stream, &seq);
+	char o[32], s[32];
+	snprintf(o, sizeof(o), "%" PRIu64, off);
+	snprintf(s, sizeof(s), "%" PRIu64, seq);
+	return sock_command(fd, timeout_ms(l), 5, (const char *[]){ "REPLCONF", "ACK", o, "SEQ", s });
+}
+
+/* --- full sync --------------------------------------------------------------------------------- */
+
+/* Receives the snapshot that follows +FULLRESYNC into PATH (what of the
+ * stream came with it stays in B). 0 once its JR_SNAP_END frame is in
+ * and the file is fsynced, or -errno. */
+static int receive_snapshot(struct link *l, int fd, struct sockbuf *b, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -errno;
+	size_t need_hdr = JR_FILE_HEADER;
+	bool ended = false;
+	int rc = 0;
+	uint64_t total = 0;
+	while (!ended && !stopping(l)) {
+		size_t off = 0;
+		if (need_hdr) {
+			if (b->len >= need_hdr) {
+				if (fwrite(b->p, 1, need_hdr, f) != need_hdr) {
+					rc = -EIO;
+					break;
+				}
+				off = need_hdr;
+				need_hdr = 0;
+			}
+		}
+		while (!need_hdr && b->len - off >= JR_FRAME_HEADER) {
+			size_t plen = le32((unsigned char *)b->p + off);
+			if (plen == 0 || plen > JR_MAX_FRAME) {
+				rc = -EPROTO;
+				break;
+			}
+			if (b->len - off < JR_FRAME_HEADER + plen)
+				break;
+			unsigned char kind = (unsigned char)b->p[off + JR_FRAME_HEADER];
+			if (fwrite(b->p + off, 1, JR_FRAME_HEADER + plen, f) != JR_FRAME_HEADER + plen) {
+				rc = -EIO;
+				break;
+			}
+			off += JR_FRAME_HEADER + plen;
+			if (kind == JR_SNAP_END) {
+				ended = true;
+				break;
+			}
+		}
+		total += off;
+		atomic_store_explicit(&l->sync_bytes, total, memory_order_relaxed);
+		sockbuf_consume(b, off);
+		if (rc < 0 || ended)
+			break;
+		ssize_t n = sockbuf_fill(b, fd, 1u << 20, timeout_ms(l));
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		atomic_store_explicit(&l->last_io_ms, zr_time_ms(), memory_order_relaxed);
+	}
+	if (!ended && !rc)
+		rc = -ECANCELED;
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = rc ? rc : -EIO;
+	fclose(f);
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+/* Replaces the keyspace with the snapshot at PATH; the stream continues
+ * at (its seq, OFFSET). Clients get -LOADING meanwhile. */
+static int load_synced(struct link *l, const char *path, uint64_t offset)
+{
+	struct server *srv = l->r->srv;
+	atomic_store_explicit(&srv->repl_loading, 1, memory_order_seq_cst);
+	/* a command that passed the dispatcher's check before the flag was
+	 * set is done once it let go of its shard locks */
+	store_lock_all(srv->store);
+	store_unlock_all(srv->store);
+	persist_replace_begin(srv->persist);
+	store_flushall(srv->store);
+	struct load_result res = { 0 };
+	char err[512];
+	unsigned threads = srv->nworkers ? srv->nworkers : 1;
+	int rc = load_snapshot(srv->store, path, threads, &res, err, sizeof(err));
+	if (rc < 0) {
+		zr_log(ZR_LOG_WARNING, "Failed loading the snapshot received from the master: %s", err);
+		store_flushall(srv->store);
+		stream_reset(srv->stream, 0, 0);
+	} else {
+		stream_reset(srv->stream, res.last_seq, offset);
+		zr_log(ZR_LOG_NOTICE,
+		       "MASTER <-> REPLICA sync: finished with success: %" PRIu64
+		       " keys loaded, journal seq %" PRIu64 ", offset %" PRIu64,
+		       res.keys_loaded, res.last_seq, offset);
+	}
+	persist_replace_end(srv->persist, path, rc == 0);
+	atomic_store_explicit(&srv->repl_loading, 0, memory_order_release);
+	return rc;
+}
+
+/* --- the stream ------------------------------------------------------------------------------- */
+
+struct applying {
+	struct link *l;
+	struct jbuf frame;
+	int rc; /* the first append error */
+};
+
+/* replay_applied_fn: the record goes to our stream under its locks. */
+static void applied(void *ctx, const struct jr_cmd *rec)
+{
+	struct applying *a = ctx;
+	a->frame.len = 0;
+	jbuf_u32(&a->frame, (uint32_t)rec->plen);
+	jbuf_u32(&a->frame, 0); /* the stream seals it when it is taken */
+	jbuf_put(&a->frame, rec->payload, rec->plen);
+	int r = stream_append_frame(a->l->r->srv->stream, a->frame.p, a->frame.len, NULL);
+	if (r < 0 && !a->rc)
+		a->rc = r;
+}
+
+/* Applies the stream until the link fails; B holds what came already. */
+static int apply_stream(struct link *l, int fd, struct sockbuf *b)
+{
+	struct repl *r = l->r;
+	struct server *srv = r->srv;
+	void *applier = r->apply.open(r->apply.ctx);
+	struct applying a = { .l = l };
+	jbuf_init(&a.frame);
+	r->apply.set_hook(applier, applied, &a);
+	struct jr_replay rp;
+	jr_replay_init(&rp, stream_last_seq(srv->stream), r->apply.record, applier);
+	atomic_store_explicit(&l->up, 1, memory_order_relaxed);
+	atomic_store_explicit(&srv->repl_link_up, 1, memory_order_relaxed);
+	int rc = send_ack(l, fd);
+	uint64_t acked_seq = stream_last_seq(srv->stream);
+	int64_t last_ack = zr_time_ms();
+	while (rc == 0 && !stopping(l)) {
+		size_t off = 0;
+		uint64_t seq;
+		uint64_t at = stream_position(srv->stream, &seq);
+		while (b->len - off >= JR_FRAME_HEADER) {
+			const unsigned char *h = (const unsigned char *)b->p + off;
+			size_t plen = le32(h);
+			if (plen == 0) { /* heartbeat */
+				off += JR_FRAME_HEADER;
+				continue;
+			}
+			if (plen > JR_MAX_FRAME) {
+				zr_log(ZR_LOG_WARNING,
+				       "Replication stream: impossible frame length at offset %" PRIu64, at);
+				rc = -EPROTO;
+				break;
+			}
+			if (b->len - off < JR_FRAME_HEADER + plen)
+				break;
+			const unsigned char *pl = h + JR_FRAME_HEADER;
+			if (crc32c(0, pl, plen) != le32(h + 4)) {
+				zr_log(ZR_LOG_WARNING,
+				       "Replication stream: checksum mismatch at offset %" PRIu64, at);
+				rc = -EPROTO;
+				break;
+			}
+			int cr = jr_replay_frame(&rp, pl, plen, at);
+			if (cr >= 0 && pl[0] == JR_COMMIT)
+				cr = stream_append_frame(srv->stream, h, JR_FRAME_HEADER + plen, NULL);
+			if (cr >= 0 && a.rc)
+				cr = a.rc;
+			if (cr < 0) {
+				zr_log(ZR_LOG_WARNING,
+				       "Replication stream: the record at offset %" PRIu64
+				       " cannot be applied (%s): link closed, it is asked for again at the next sync",
+				       rp.rc ? rp.err_pos : at, rp.rc ? rp.err : strerror(-cr));
+				rc = cr;
+				break;
+			}
+			off += JR_FRAME_HEADER + plen;
+			/* the offset of the next frame not yet in our stream: held
+			 * records are appended when their transaction commits */
+			if (!rp.nopen)
+				at = stream_position(srv->stream, &seq);
+		}
+		sockbuf_consume(b, off);
+		if (rc < 0)
+			break;
+		int64_t now = zr_time_ms();
+		uint64_t cur = stream_last_seq(srv->stream);
+		if (cur != acked_seq || now - last_ack >= ACK_EVERY_MS) {
+			if ((rc = send_ack(l, fd)) < 0)
+				break;
+			acked_seq = cur;
+			last_ack = now;
+		}
+		ssize_t n = sockbuf_fill(b, fd, 1u << 20, ACK_EVERY_MS);
+		if (n == -ETIMEDOUT) {
+			int64_t io = atomic_load_explicit(&l->last_io_ms, memory_order_relaxed);
+			if (zr_time_ms() - io > timeout_ms(l)) {
+				zr_log(ZR_LOG_WARNING, "MASTER timeout: no data nor PING received...");
+				rc = -ETIMEDOUT;
+			}
+			continue;
+		}
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		atomic_store_explicit(&l->last_io_ms, zr_time_ms(), memory_order_relaxed);
+	}
+	size_t dropped = jr_replay_drop(&rp);
+	if (dropped)
+		zr_log(ZR_LOG_NOTICE,
+		       "Replication link cut inside a transaction: %zu records not applied, asked for again",
+		       dropped);
+	jr_replay_free(&rp);
+	jbuf_free(&a.frame);
+	r->apply.close(applier);
+	return rc;
+}
+
+/* --- the link ------------------------------------------------------------------------------------ */
+
+/* One connection: handshake, sync, stream. True when it reached the stream. */
+static bool session(struct link *l)
+{
+	struct repl *r = l->r;
+	struct server *srv = r->srv;
+	zr_log(ZR_LOG_NOTICE, "Connecting to MASTER %s:%d", l->host, l->port);
+	int fd = sock_connect(l->host, l->port, HANDSHAKE_TIMEOUT_MS);
+	if (fd < 0) {
+		zr_log(ZR_LOG_WARNING, "Error condition on socket for SYNC: %s", strerror(-fd));
+		return false;
+	}
+	atomic_store_explicit(&l->fd, fd, memory_order_relaxed);
+	atomic_store_explicit(&l->last_io_ms, zr_time_ms(), memory_order_relaxed);
+	struct sockbuf b = { 0 };
+	bool streamed = false;
+	int rc = handshake(l, fd, &b);
+	char line[256];
+	if (rc == 0) {
+		char id[41], off[32];
+		uint64_t seq;
+		repl_replid(r, id);
+		snprintf(off, sizeof(off), "%" PRIu64, stream_position(srv->stream, &seq) + 1);
+		rc = ask(fd, &b, line, sizeof(line), 3, (const char *[]){ "PSYNC", id, off });
+	}
+	if (rc == 0 && !strncmp(line, "+FULLRESYNC ", 12)) {
+		char id[41];
+		unsigned long long offset;
+		if (sscanf(line + 12, "%40s %llu", id, &offset) != 2) {
+			rc = -EPROTO;
+		} else {
+			zr_log(ZR_LOG_NOTICE, "Full resync from master: %s:%llu", id, offset);
+			atomic_store_explicit(&l->syncing, 1, memory_order_relaxed);
+			char path[64];
+			snprintf(path, sizeof(path), "temp-sync-%d.snap", (int)getpid());
+			rc = receive_snapshot(l, fd, &b, path);
+			if (rc == 0) {
+				repl_drop_peers(r); /* their history is not the new one */
+				rc = load_synced(l, path, offset);
+				if (rc == 0)
+					repl_take_id(r, id);
+			} else {
+				zr_log(ZR_LOG_WARNING,
+				       "Full sync from %s:%d interrupted (%s): the data is left as it was",
+				       l->host, l->port, strerror(-rc));
+			}
+			atomic_store_explicit(&l->syncing, 0, memory_order_relaxed);
+		}
+	} else if (rc == 0 && !strncmp(line, "+CONTINUE", 9)) {
+		char id[41];
+		if (sscanf(line + 9, " %40s", id) == 1) {
+			char mine[41];
+			repl_replid(r, mine);
+			if (strcmp(id, mine)) /* PSYNC2: the primary's history goes on under a new id */
+				repl_take_id(r, id);
+		}
+		zr_log(ZR_LOG_NOTICE, "Successful partial resynchronization with master %s:%d", l->host,
+		       l->port);
+	} else if (rc == 0) {
+		zr_log(ZR_LOG_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+		rc = -EPROTO;
+	}
+	if (rc == 0 && !stopping(l)) {
+		streamed = true;
+		rc = apply_stream(l, fd, &b);
+	}
+	atomic_store_explicit(&l->up, 0, memory_order_relaxed);
+	atomic_store_explicit(&srv->repl_link_up, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->down_since_ms, zr_time_ms(), memory_order_relaxed);
+	atomic_store_explicit(&l->fd, -1, memory_order_relaxed);
+	close(fd);
+	sockbuf_free(&b);
+	if (!stopping(l))
+		zr_log(ZR_LOG_NOTICE, "Connection with master lost (%s)", rc ? strerror(-rc) : "closed");
+	return streamed;
+}
+
+static void *link_main(void *arg)
+{
+	struct link *l = arg;
+	int backoff = BACKOFF_MIN_MS;
+	while (!stopping(l)) {
+		if (session(l))
+			backoff = BACKOFF_MIN_MS;
+		for (int waited = 0; waited < backoff && !stopping(l); waited += 50) {
+			struct timespec ts = { 0, 50 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	return NULL;
+}
+
+struct link *link_start(struct repl *r, const char *host, int port)
+{
+	struct link *l = zr_calloc(1, sizeof(*l));
+	l->r = r;
+	l->host = zr_strdup(host);
+	l->port = port;
+	atomic_store(&l->fd, -1);
+	atomic_store(&l->down_since_ms, zr_time_ms());
+	if (pthread_create(&l->thread, NULL, link_main, l) != 0) {
+		zr_log(ZR_LOG_WARNING, "replication: cannot start the link thread");
+		atomic_store(&l->stop, true);
+	}
+	return l;
+}
+
+void link_stop(struct link *l)
+{
+	atomic_store_explicit(&l->stop, true, memory_order_relaxed);
+	int fd = atomic_load_explicit(&l->fd, memory_order_relaxed);
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+}
+
+void link_join(struct link *l)
+{
+	pthread_join(l->thread, NULL);
+	zr_free(l->host);
+	zr_free(l);
+}
