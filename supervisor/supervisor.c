@@ -146,11 +146,30 @@ static void queue_live_changes(struct sv_instance *i, const struct zconf *oc, co
 
 		if (same(a, b))
 			continue;
-		free(i->pending_set[k]);
-		i->pending_set[k] = strdup(b ? b : live_default((enum zconf_key)k));
-		i->next_check_ms = 0; /* apply it now, not at the next interval */
+		sv_instance_queue_set(i, k, b ? b : live_default((enum zconf_key)k));
 		sv_log(LOG_NOTICE, "%s: %s changes live (CONFIG SET)", i->name,
 		       zconf_key_name((enum zconf_key)k));
+	}
+	/* Its place in replication: a new primary (another node, or the same
+	 * one at a new address or port), none any more, or one for the first
+	 * time is a REPLICAOF on the running process, as is a new password of
+	 * the primary a CONFIG SET masterauth before it. */
+	char ot[128], nt[128];
+	const char *oa = zconf_masterauth(oc, on), *na = zconf_masterauth(nc, nn);
+
+	zconf_replicaof(oc, on, ot, sizeof(ot));
+	zconf_replicaof(nc, nn, nt, sizeof(nt));
+	if (!same(oa, na) && (na || nt[0])) {
+		sv_instance_queue_set(i, SV_SET_MASTERAUTH, na ? na : "");
+		sv_log(LOG_NOTICE, "%s: masterauth changes live (CONFIG SET)", i->name);
+	}
+	if (strcmp(ot, nt) != 0) {
+		sv_instance_queue_set(i, SV_SET_REPLICAOF, nt[0] ? nt : "NO ONE");
+		if (nt[0])
+			sv_log(LOG_NOTICE, "%s: re-pointed live to %s (%s) with REPLICAOF", i->name,
+			       nn->replica_of, nt);
+		else
+			sv_log(LOG_NOTICE, "%s: becomes a primary live (REPLICAOF NO ONE)", i->name);
 	}
 }
 
@@ -216,10 +235,10 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 			continue;
 		}
 		size_t before = 0;
-		for (int q = 0; q < ZCONF_K__COUNT; q++)
+		for (int q = 0; q < SV_SET__COUNT; q++)
 			before += i->pending_set[q] != NULL;
 		queue_live_changes(i, s->conf, on, nc, nn);
-		for (int q = 0; q < ZCONF_K__COUNT; q++)
+		for (int q = 0; q < SV_SET__COUNT; q++)
 			n_live += i->pending_set[q] != NULL;
 		n_live -= before;
 	}
