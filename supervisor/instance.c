@@ -226,6 +226,7 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 static void stop_checking(struct sv_instance *i)
 {
 	sv_health_reset(&i->check);
+	i->loading = false;
 	i->up_since_ms = 0;
 	i->health_fails = 0;
 }
@@ -524,7 +525,21 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 		if (had_pending)
 			pending_applied(i);
 		i->info = h->info;
+		if (i->loading)
+			sv_log(LOG_NOTICE, "%s: done loading", i->name);
+		i->loading = false;
 		sv_instance_event(i, SV_EV_HEALTH_OK, p, now);
+	} else if (strncmp(h->error, "error reply: LOADING", 20) == 0 &&
+		   (i->state == SV_UP || i->state == SV_UNHEALTHY)) {
+		/* A replica loading a full sync (or any instance loading) answers,
+		 * only not yet with data: alive, not a failed check, or a long
+		 * sync would be cut short by a restart. Its live changes wait. A
+		 * start that loads stays bounded by start-timeout (STARTING). */
+		requeue_sent(i);
+		if (!i->loading)
+			sv_log(LOG_NOTICE, "%s: loading its data (%s); not counted as a failed check",
+			       i->name, h->error + 13);
+		i->loading = true;
 	} else {
 		if (had_pending && strncmp(h->error, "error reply", 11) == 0) {
 			/* zarisd refused a live change: keep it healthy and say so;

@@ -68,6 +68,7 @@ struct sv_instance {
 	bool want_up;			  /* after the current stop, start again */
 	bool stop_is_failure;		  /* the current stop counts as a crash */
 	bool removed;			  /* dropped by a reload: freed once down */
+	bool loading;			  /* up, and its last check was answered -LOADING */
 	int64_t timer_ms;		  /* deadline of the state, 0 = none */
 	int64_t started_ms;		  /* last spawn */
 	int64_t up_since_ms;		  /* entered UP (0 when not up) */

@@ -57,6 +57,9 @@ static void health_text(const struct sv_instance *i, const struct sv *s, int64_t
 	case SV_DOWN:
 		snprintf(buf, size, "%s", i->removed ? "removed" : "stopped");
 		break;
+	case SV_UP:
+		snprintf(buf, size, "%s", i->loading ? "up (loading)" : "up");
+		break;
 	default:
 		snprintf(buf, size, "%s", sv_state_name(i->state));
 	}
@@ -274,14 +277,14 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 		const struct sv_instance *i = s->inst[k];
 		const struct zconf_node *n = zconf_find_node(s->conf, i->name);
 		char iname[200], addr[120], cores[300], err[600], health[300], role[200], from[200];
-		char link[16], offset[32], lagb[32], io[32], repl[32], syncing[8];
+		char link[32], offset[32], lagb[32], io[32], repl[32], syncing[8];
 		struct repl_view v;
 		struct row r;
 
 		fill_row(s, i, now, &r);
 		repl_view(s, i, &v);
 		json_str(v.from, from, sizeof(from));
-		snprintf(link, sizeof(link), v.link ? "\"%s\"" : "null", v.link);
+		json_str(v.link, link, sizeof(link));
 		snprintf(offset, sizeof(offset), v.offset >= 0 ? "%lld" : "null", v.offset);
 		snprintf(lagb, sizeof(lagb), v.lag >= 0 ? "%lld" : "null", v.lag);
 		snprintf(io, sizeof(io), v.last_io >= 0 ? "%lld" : "null", v.last_io);
@@ -314,8 +317,8 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			!v.known    ? "null"
 			: r.differs ? "false"
 				    : "true",
-			v.replica ? from : "null", link, syncing, repl, offset, lagb, io, addr, cores,
-			i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
+			v.replica ? from : "null", v.link ? link : "null", syncing, repl, offset, lagb, io,
+			addr, cores, i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
 			(long long)(i->pid > 0 ? now - i->started_ms : -1), i->restarts, i->crashes,
 			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null");
 	}

@@ -469,6 +469,8 @@ static const char *catch_up_pending(struct sv *s, const struct sv_instance *i, l
 	*lag = -1;
 	if (i->state != SV_UP)
 		return "not up";
+	if (i->loading)
+		return "loading its data";
 	if (!sv_role_as_declared(s, i))
 		return "not yet a replica of its primary";
 	if (strcmp(i->info.master_link_status, "up") != 0)

@@ -119,6 +119,37 @@ int main(void)
 	is_str(sv_state_name(i->state), "unhealthy", "one failure -> unhealthy");
 	sv_instance_event(i, SV_EV_HEALTH_OK, &p, 3200);
 	is_str(sv_state_name(i->state), "up", "recovers");
+	/* -LOADING (a replica loading a full sync) is alive, not a failure;
+	 * a REPLICAOF it carried waits for the next check */
+	i->sent_set[SV_SET_REPLICAOF] = strdup("127.0.0.1 7001");
+	for (int n = 0; n < 4; n++) {
+		i->check.done = true;
+		i->check.ok = false;
+		snprintf(i->check.error, sizeof(i->check.error),
+			 "error reply: LOADING Redis is loading the dataset in memory");
+		sv_instance_check_done(i, &p, 3210 + n);
+	}
+	ok(i->state == SV_UP && i->loading && i->health_fails == 0,
+	   "4 checks answered LOADING (health-failures 2): still up, loading");
+	ok(i->pending_set[SV_SET_REPLICAOF] && !i->sent_set[SV_SET_REPLICAOF] &&
+		   strcmp(i->pending_set[SV_SET_REPLICAOF], "127.0.0.1 7001") == 0,
+	   "the REPLICAOF it carried is queued again");
+	i->check.done = true;
+	i->check.ok = true;
+	i->check.info.process_id = child;
+	sv_instance_check_done(i, &p, 3220);
+	ok(i->state == SV_UP && !i->loading, "a check answered: done loading");
+	/* any other error to a live change: refused, dropped, still healthy */
+	free(i->sent_set[SV_SET_REPLICAOF]);
+	i->sent_set[SV_SET_REPLICAOF] = i->pending_set[SV_SET_REPLICAOF];
+	i->pending_set[SV_SET_REPLICAOF] = NULL;
+	i->check.done = true;
+	i->check.ok = false;
+	snprintf(i->check.error, sizeof(i->check.error), "error reply: ERR a replica of itself");
+	sv_instance_check_done(i, &p, 3230);
+	ok(i->state == SV_UP && !i->sent_set[SV_SET_REPLICAOF] && !i->pending_set[SV_SET_REPLICAOF] &&
+		   strstr(i->last_error, "live config change refused") != NULL,
+	   "a refused REPLICAOF is dropped and shown: %s", i->last_error);
 	sv_instance_event(i, SV_EV_HEALTH_FAIL, &p, 3300);
 	sv_instance_event(i, SV_EV_HEALTH_FAIL, &p, 3400);
 	is_str(sv_state_name(i->state), "stopping", "health-failures reached -> stopping");
