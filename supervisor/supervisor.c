@@ -492,6 +492,12 @@ static void catch_up_step(struct sv *s, struct sv_instance *i, int64_t now)
 	const char *why;
 	long long lag;
 
+	if (!n || !n->replica_of) {
+		/* a reload made it a primary meanwhile: nothing to catch up with */
+		job_report(s, i->name, "caught-up", "%s is no longer a replica; not waiting", i->name);
+		job_next(s, now);
+		return;
+	}
 	why = catch_up_pending(s, i, &lag);
 	if (!why) {
 		if (lag >= 0)
@@ -500,7 +506,7 @@ static void catch_up_step(struct sv *s, struct sv_instance *i, int64_t now)
 				   n->replica_of, lag);
 		else
 			job_report(s, i->name, "caught-up", "%s caught up with %s (link up and synced)",
-				   i->name, n ? n->replica_of : "?");
+				   i->name, n->replica_of);
 		job_next(s, now);
 		return;
 	}
@@ -513,7 +519,7 @@ static void catch_up_step(struct sv *s, struct sv_instance *i, int64_t now)
 			s, false,
 			"%s did not catch up with %s within catch-up-timeout (%d ms): %s%s; stopped before "
 			"the next instance",
-			i->name, n ? n->replica_of : "?", s->conf->sv.catch_up_timeout_ms, why, detail);
+			i->name, n->replica_of, s->conf->sv.catch_up_timeout_ms, why, detail);
 		return;
 	}
 	/* look more often than every health-interval while waiting: the

@@ -198,6 +198,30 @@ static void test_catch_up(void)
 	log = captured();
 	ok(strstr(log, "its primary p is stopped; not waiting for it to catch up") != NULL, "and says so");
 
+	/* a reload that makes it a primary while it catches up ends the wait */
+	p->state = SV_UP;
+	p->want_up = true;
+	set_info(r, child,
+		 "role:slave\r\nmaster_host:127.0.0.1\r\nmaster_port:7201\r\n"
+		 "master_link_status:down\r\n");
+	sv_job_queue(&s, (const char *const[]){ "r" }, 1, 0, false, 30000);
+	s.job.step_started = true;
+	s.job.old_pid = child + 1;
+	capture_log();
+	sv_job_step(&s, 30000);
+	ok(s.job.n == 1 && s.job.catching_up, "catching up again");
+	write_conf("  { name = \"p\"; address = \"127.0.0.1\"; port = 7201; },\n"
+		   "  { name = \"r\"; address = \"127.0.0.1\"; port = 7202; }\n");
+	ok(sv_reload(&s, 30100, 0, false) == 0, "reload: r is a primary now");
+	ok(r->pending_set[SV_SET_REPLICAOF] && strcmp(r->pending_set[SV_SET_REPLICAOF], "NO ONE") == 0,
+	   "r is to get REPLICAOF NO ONE with its next check");
+	sv_job_step(&s, 30200);
+	ok(s.job.n == 0, "and its step is over");
+	log = captured();
+	ok(strstr(log, "r: becomes a primary live (REPLICAOF NO ONE)") != NULL &&
+		   strstr(log, "r is no longer a replica; not waiting") != NULL,
+	   "both said in the log");
+
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	p->pid = r->pid = 0;
