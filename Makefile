@@ -108,8 +108,9 @@ $(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A)
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
 
 # A unit test may #include the module's .c to reach statics, so it links only
-# the libraries (the linker takes just the objects not already defined).
-$(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(ZCONF_A) $(SUP_LIB_A)
+# the libraries (the linker takes just the objects not already defined;
+# the supervisor's before config/, whose loader it calls).
+$(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(SUP_LIB_A) $(ZCONF_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(SUP_LIBS) $(LDLIBS_COMMON)
 

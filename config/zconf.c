@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 
 enum sv_field {
 	SV_DUR,
-	SV_INT
+	SV_INT,
+	SV_SIZE
 };
 static const struct {
 	const char *name;
@@ -39,6 +41,8 @@ static const struct {
 	{ "backoff-max", SV_DUR, offsetof(struct zconf_supervisor, backoff_max_ms), 1, 3600000 },
 	{ "crash-loop-restarts", SV_INT, offsetof(struct zconf_supervisor, crash_loop_restarts), 1, 1000 },
 	{ "stable-after", SV_DUR, offsetof(struct zconf_supervisor, stable_ms), 10, 86400000 },
+	{ "catch-up-lag", SV_SIZE, offsetof(struct zconf_supervisor, catch_up_lag), 0, 1LL << 30 },
+	{ "catch-up-timeout", SV_DUR, offsetof(struct zconf_supervisor, catch_up_timeout_ms), 10, 86400000 },
 };
 
 const char *zconf_key_name(enum zconf_key key)
@@ -401,6 +405,16 @@ static int parse_supervisor(struct zconf *conf, const config_setting_t *g, struc
 					  name);
 		if (is_int(s)) {
 			v = config_setting_get_int64(s);
+		} else if (sv_keys[j].kind == SV_SIZE && s->type == CONFIG_TYPE_STRING) {
+			unsigned long long u;
+
+			/* no total: "50%" of nothing makes no sense for a lag */
+			if (zconf_parse_size(config_setting_get_string(s), 0, &u) < 0)
+				return zconf_fail(
+					err, file, line,
+					"'%s': cannot read \"%s\" as a size (bytes, or k/kb/m/mb/g/gb)", name,
+					config_setting_get_string(s));
+			v = u > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)u;
 		} else if (sv_keys[j].kind == SV_DUR && s->type == CONFIG_TYPE_STRING) {
 			if (zconf_parse_duration_ms(config_setting_get_string(s), &v) < 0)
 				return zconf_fail(
@@ -409,13 +423,16 @@ static int parse_supervisor(struct zconf *conf, const config_setting_t *g, struc
 					config_setting_get_string(s));
 		} else {
 			return wrong_type(err, conf->path, s, name,
-					  sv_keys[j].kind == SV_DUR ? "a duration (\"500ms\", \"2s\")"
-								    : "a number");
+					  sv_keys[j].kind == SV_DUR    ? "a duration (\"500ms\", \"2s\")"
+					  : sv_keys[j].kind == SV_SIZE ? "a size (\"1mb\", or bytes)"
+								       : "a number");
 		}
 		if (v < sv_keys[j].min || v > sv_keys[j].max)
 			return zconf_fail(err, file, line, "'%s' must be between %lld and %lld%s", name,
 					  sv_keys[j].min, sv_keys[j].max,
-					  sv_keys[j].kind == SV_DUR ? " ms" : "");
+					  sv_keys[j].kind == SV_DUR    ? " ms"
+					  : sv_keys[j].kind == SV_SIZE ? " bytes"
+								       : "");
 		*(int *)((char *)&conf->sv + sv_keys[j].offset) = (int)v;
 	}
 	if (conf->sv.backoff_max_ms < conf->sv.backoff_min_ms)
@@ -480,7 +497,7 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 			else if (strcmp(name, "host") == 0)
 				dst = &n->host;
 			else if (strcmp(name, "replica-of") == 0)
-				dst = &n->replica_of;
+				dst = &n->replica_of, n->replica_of_line = zconf_setting_line(s);
 
 			rc = node_string(conf, s, dst, err);
 		} else if (strcmp(name, "port") == 0) {
@@ -554,17 +571,46 @@ static int check_cluster(struct zconf *conf, struct zconf_error *err)
 	for (size_t i = 0; i < conf->n_nodes; i++) {
 		struct zconf_node *n = &conf->nodes[i];
 		const struct zconf_node *p;
+		int line = n->replica_of_line ? n->replica_of_line : n->line;
 
 		if (!n->replica_of)
 			continue;
 		p = zconf_find_node(conf, n->replica_of);
 		if (!p)
-			return zconf_fail(err, conf->path, n->line,
+			return zconf_fail(err, conf->path, line,
 					  "node '%s': replica-of '%s' is not a node in this file", n->name,
 					  n->replica_of);
 		if (p == n)
-			return zconf_fail(err, conf->path, n->line, "node '%s' cannot be a replica of itself",
+			return zconf_fail(err, conf->path, line, "node '%s' cannot be a replica of itself",
 					  n->name);
+	}
+	/* Every target exists now. A chain (a replica of a replica) is fine; a
+	 * loop has no primary to take the data from. The first node in file
+	 * order that a loop comes back to is named, with the whole loop. */
+	for (size_t i = 0; i < conf->n_nodes; i++) {
+		const struct zconf_node *n = &conf->nodes[i], *p = n;
+		char chain[400];
+		size_t len = 0, steps = 0;
+
+		if (!n->replica_of)
+			continue;
+		while (p->replica_of && steps++ <= conf->n_nodes) {
+			p = zconf_find_node(conf, p->replica_of);
+			if (p == n)
+				break;
+		}
+		if (p != n)
+			continue;
+		len = (size_t)snprintf(chain, sizeof(chain), "%s", n->name);
+		p = n;
+		do {
+			p = zconf_find_node(conf, p->replica_of);
+			if (len < sizeof(chain))
+				len += (size_t)snprintf(chain + len, sizeof(chain) - len, " -> %s", p->name);
+		} while (p != n);
+		return zconf_fail(err, conf->path, n->replica_of_line ? n->replica_of_line : n->line,
+				  "node '%s': replica-of forms a loop (%s); one of them must be a primary",
+				  n->name, chain);
 	}
 	return 0;
 }
@@ -610,6 +656,8 @@ static void sv_defaults(struct zconf_supervisor *sv)
 	sv->backoff_max_ms = 30000;
 	sv->crash_loop_restarts = 5;
 	sv->stable_ms = 60000;
+	sv->catch_up_lag = 1 << 20;
+	sv->catch_up_timeout_ms = 60000;
 }
 
 static int parse_root(struct zconf *conf, const config_setting_t *root, struct zconf_error *err)

@@ -83,6 +83,8 @@ struct zconf_supervisor {
 	int backoff_max_ms;	 /* cap of the doubling delay */
 	int crash_loop_restarts; /* consecutive crashes that count as a crash loop */
 	int stable_ms;		 /* up this long resets the crash count */
+	int catch_up_lag;	 /* bytes: a restarted replica is caught up within */
+	int catch_up_timeout_ms; /* a rolling restart waits this long for it */
 };
 
 /* One node of the cluster. Values are normalised text: sizes in bytes,
@@ -94,6 +96,7 @@ struct zconf_node {
 	char *host; /* hostname that runs it, NULL = decide by address */
 	enum zconf_role role;
 	char *replica_of;	   /* name of its primary when role is REPLICA, else NULL */
+	int replica_of_line;	   /* line of `replica-of` (or of the group) */
 	char *set[ZCONF_K__COUNT]; /* this node's own values, NULL = inherit */
 	int set_line[ZCONF_K__COUNT];
 	int line;      /* line of the node's group in the file */
@@ -104,7 +107,8 @@ struct zconf_node {
 };
 
 /* A loaded cluster file. Invariant: names and address:port pairs are unique,
- * every replica_of names another node, the local nodes' cores are disjoint. */
+ * every replica_of names another node and following replica_of from any node
+ * ends at a primary (chains, no loops), the local nodes' cores are disjoint. */
 struct zconf {
 	char *path;
 	char *cluster_name;
@@ -147,11 +151,26 @@ const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *
 
 /* Calls FN(key, value, CTX) for every effective zarisd setting of NODE, in
  * enum order, starting with "port" and "bind" (the node's address unless
- * bind is set), then each key that the node or the cluster sets. Stops at
- * and returns FN's first non-zero result; 0 when all were visited. */
+ * bind is set), then each key that the node or the cluster sets; a replica
+ * ends with "replicaof" ("ADDR PORT" of its primary, zconf_replicaof) and,
+ * when its primary requires a password, "masterauth". Stops at and returns
+ * FN's first non-zero result; 0 when all were visited. */
 typedef int (*zconf_setting_fn)(const char *key, const char *value, void *ctx);
 int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,
 			       void *ctx);
+
+/* The primary NODE replicates from, as REPLICAOF takes it ("ADDR PORT":
+ * the primary's declared address, even when it binds 0.0.0.0), into BUF
+ * (at least 64 bytes). Returns NODE's primary, or NULL (BUF "") for a
+ * primary. */
+const struct zconf_node *zconf_replicaof(const struct zconf *conf, const struct zconf_node *node, char *buf,
+					 size_t size);
+/* The password NODE must give its primary (the primary's requirepass), or
+ * NULL for a primary or when the primary has none. Borrowed from CONF. */
+const char *zconf_masterauth(const struct zconf *conf, const struct zconf_node *node);
+/* How many replica-of links lead from NODE to a primary (0 for a primary,
+ * 1 for a replica of a primary, 2 for a replica of that replica ...). */
+int zconf_replica_depth(const struct zconf *conf, const struct zconf_node *node);
 
 /* Builds the argv to exec zarisd for NODE: { EXE, "--port", "6379", ...,
  * NULL }. Returns the NULL-terminated vector (free with zconf_argv_free),

@@ -57,7 +57,55 @@ int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node
 		if (v)
 			rc = fn(zconf_key_name((enum zconf_key)k), v, ctx);
 	}
+	if (rc == 0 && node->role == ZCONF_ROLE_REPLICA) {
+		char target[128];
+		const char *auth = zconf_masterauth(conf, node);
+
+		if (zconf_replicaof(conf, node, target, sizeof(target)))
+			rc = fn("replicaof", target, ctx);
+		if (rc == 0 && auth)
+			rc = fn("masterauth", auth, ctx);
+	}
 	return rc;
+}
+
+const struct zconf_node *zconf_replicaof(const struct zconf *conf, const struct zconf_node *node, char *buf,
+					 size_t size)
+{
+	const struct zconf_node *p = node->role == ZCONF_ROLE_REPLICA && node->replica_of
+					     ? zconf_find_node(conf, node->replica_of)
+					     : NULL;
+
+	if (!p) {
+		if (size)
+			buf[0] = '\0';
+		return NULL;
+	}
+	snprintf(buf, size, "%s %d", p->address, p->port);
+	return p;
+}
+
+const char *zconf_masterauth(const struct zconf *conf, const struct zconf_node *node)
+{
+	char target[128];
+	const struct zconf_node *p = zconf_replicaof(conf, node, target, sizeof(target));
+	const char *pw = p ? zconf_node_value(conf, p, ZCONF_K_REQUIREPASS) : NULL;
+
+	return pw && *pw ? pw : NULL;
+}
+
+int zconf_replica_depth(const struct zconf *conf, const struct zconf_node *node)
+{
+	int depth = 0;
+
+	/* bounded by the node count: a loaded file has no loops, and a
+	 * half-checked one must not hang */
+	while (node && node->role == ZCONF_ROLE_REPLICA && node->replica_of &&
+	       (size_t)depth < conf->n_nodes) {
+		node = zconf_find_node(conf, node->replica_of);
+		depth++;
+	}
+	return depth;
 }
 
 struct argv_build {

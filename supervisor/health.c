@@ -22,12 +22,19 @@
 
 #define SV_HEALTH_MAX_REPLY (1 << 20)
 
+void sv_info_clear(struct sv_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->process_id = info->uptime_in_seconds = info->used_memory = info->maxmemory = -1;
+	info->connected_slaves = info->master_repl_offset = info->slave_repl_offset = -1;
+	info->master_last_io_seconds_ago = info->master_sync_in_progress = info->master_port = -1;
+}
+
 void sv_health_init(struct sv_health *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
-	h->info.process_id = h->info.uptime_in_seconds = -1;
-	h->info.used_memory = h->info.maxmemory = -1;
+	sv_info_clear(&h->info);
 }
 
 void sv_health_reset(struct sv_health *h)
@@ -124,28 +131,42 @@ short sv_health_events(const struct sv_health *h)
 
 static void parse_info_line(const char *line, size_t len, struct sv_info *info)
 {
+	/* size 0: a number; else a string field of that size */
 	static const struct {
 		const char *key;
-		size_t off;
+		size_t off, size;
 	} keys[] = {
-		{ "process_id:", offsetof(struct sv_info, process_id) },
-		{ "uptime_in_seconds:", offsetof(struct sv_info, uptime_in_seconds) },
-		{ "used_memory:", offsetof(struct sv_info, used_memory) },
-		{ "maxmemory:", offsetof(struct sv_info, maxmemory) },
+		{ "process_id:", offsetof(struct sv_info, process_id), 0 },
+		{ "uptime_in_seconds:", offsetof(struct sv_info, uptime_in_seconds), 0 },
+		{ "used_memory:", offsetof(struct sv_info, used_memory), 0 },
+		{ "maxmemory:", offsetof(struct sv_info, maxmemory), 0 },
+		{ "connected_slaves:", offsetof(struct sv_info, connected_slaves), 0 },
+		{ "master_repl_offset:", offsetof(struct sv_info, master_repl_offset), 0 },
+		{ "slave_repl_offset:", offsetof(struct sv_info, slave_repl_offset), 0 },
+		{ "master_last_io_seconds_ago:", offsetof(struct sv_info, master_last_io_seconds_ago), 0 },
+		{ "master_sync_in_progress:", offsetof(struct sv_info, master_sync_in_progress), 0 },
+		{ "master_port:", offsetof(struct sv_info, master_port), 0 },
+		{ "role:", offsetof(struct sv_info, role), sizeof(info->role) },
+		{ "master_link_status:", offsetof(struct sv_info, master_link_status),
+		  sizeof(info->master_link_status) },
+		{ "master_host:", offsetof(struct sv_info, master_host), sizeof(info->master_host) },
 	};
 	char val[64];
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		size_t klen = strlen(keys[i].key);
+		char *field = (char *)info + keys[i].off;
 
-		if (len > klen && memcmp(line, keys[i].key, klen) == 0) {
+		if (len <= klen || memcmp(line, keys[i].key, klen) != 0)
+			continue;
+		if (keys[i].size) {
+			snprintf(field, keys[i].size, "%.*s", (int)(len - klen), line + klen);
+		} else {
 			snprintf(val, sizeof(val), "%.*s", (int)(len - klen), line + klen);
-			*(long long *)((char *)info + keys[i].off) = strtoll(val, NULL, 10);
-			return;
+			*(long long *)field = strtoll(val, NULL, 10);
 		}
+		return;
 	}
-	if (len > 5 && memcmp(line, "role:", 5) == 0)
-		snprintf(info->role, sizeof(info->role), "%.*s", (int)(len - 5), line + 5);
 }
 
 void sv_health_parse_info(const char *text, size_t len, struct sv_info *info)

@@ -12,14 +12,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What INFO told us (fields Redis names so; -1 when absent). */
+/* What INFO told us (fields Redis names so; -1 or "" when absent). The
+ * replication fields are what `zarisctl status` and the rolling restart's
+ * catch-up wait need: master_repl_offset is an instance's own position in
+ * its replication stream (on a primary: how much it has produced),
+ * slave_repl_offset how far a replica has applied its primary's. */
 struct sv_info {
 	long long process_id;
 	long long uptime_in_seconds;
 	long long used_memory;
 	long long maxmemory;
-	char role[16];
+	long long connected_slaves;
+	long long master_repl_offset;
+	long long slave_repl_offset;
+	long long master_last_io_seconds_ago;
+	long long master_sync_in_progress;
+	long long master_port;
+	char role[16];		    /* "master" or "slave", as Redis says */
+	char master_link_status[8]; /* "up" or "down" on a replica */
+	char master_host[64];
 };
+
+/* INFO with every field absent. */
+void sv_info_clear(struct sv_info *info);
 
 #define SV_HEALTH_MAX_CMDS 16
 

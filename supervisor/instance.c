@@ -48,12 +48,6 @@ int64_t sv_backoff_ms(const struct zconf_supervisor *t, int crashes)
 	return d < t->backoff_max_ms ? d : t->backoff_max_ms;
 }
 
-static void info_clear(struct sv_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->process_id = info->uptime_in_seconds = info->used_memory = info->maxmemory = -1;
-}
-
 struct sv_instance *sv_instance_new(const char *name)
 {
 	struct sv_instance *i = calloc(1, sizeof(*i));
@@ -62,13 +56,13 @@ struct sv_instance *sv_instance_new(const char *name)
 		abort();
 	i->state = SV_DOWN;
 	sv_health_init(&i->check);
-	info_clear(&i->info);
+	sv_info_clear(&i->info);
 	return i;
 }
 
 static void clear_pending(struct sv_instance *i)
 {
-	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+	for (int k = 0; k < SV_SET__COUNT; k++) {
 		free(i->pending_set[k]);
 		i->pending_set[k] = NULL;
 		free(i->sent_set[k]);
@@ -76,11 +70,29 @@ static void clear_pending(struct sv_instance *i)
 	}
 }
 
+const char *sv_set_name(int k)
+{
+	if (k == SV_SET_MASTERAUTH)
+		return "masterauth";
+	if (k == SV_SET_REPLICAOF)
+		return "replicaof";
+	return zconf_key_name((enum zconf_key)k);
+}
+
+void sv_instance_queue_set(struct sv_instance *i, int k, const char *value)
+{
+	free(i->pending_set[k]);
+	i->pending_set[k] = strdup(value);
+	if (!i->pending_set[k])
+		abort();
+	i->next_check_ms = 0; /* apply it now, not at the next interval */
+}
+
 /* A check that failed before its CONFIG SETs were answered: they go with
  * the next check, unless a later reload queued a newer value meanwhile. */
 static void requeue_sent(struct sv_instance *i)
 {
-	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+	for (int k = 0; k < SV_SET__COUNT; k++) {
 		if (!i->sent_set[k])
 			continue;
 		if (i->pending_set[k])
@@ -201,11 +213,12 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 	pw = zconf_node_value(p->conf, node, ZCONF_K_REQUIREPASS);
 	i->password = pw && *pw ? strdup(pw) : NULL;
 	clear_pending(i); /* it starts with the current configuration */
-	if (node->role == ZCONF_ROLE_REPLICA)
-		sv_log(LOG_WARNING,
-		       "%s: replica-of %s: replication is not supported yet; starting %s as a "
-		       "standalone primary",
-		       i->name, node->replica_of, i->name);
+	if (node->role == ZCONF_ROLE_REPLICA) {
+		char target[128];
+
+		zconf_replicaof(p->conf, node, target, sizeof(target));
+		sv_log(LOG_NOTICE, "%s: starts as a replica of %s (%s)", i->name, node->replica_of, target);
+	}
 	zconf_argv_free(argv);
 	return 0;
 }
@@ -213,6 +226,7 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 static void stop_checking(struct sv_instance *i)
 {
 	sv_health_reset(&i->check);
+	i->loading = false;
 	i->up_since_ms = 0;
 	i->health_fails = 0;
 }
@@ -252,7 +266,7 @@ static void a_spawn(struct sv_instance *i, const struct sv_params *p, int64_t no
 	i->state = SV_STARTING;
 	i->timer_ms = now + p->conf->sv.start_timeout_ms;
 	i->next_check_ms = now + SV_STARTING_CHECK_MS;
-	info_clear(&i->info);
+	sv_info_clear(&i->info);
 	sv_log(LOG_NOTICE, "%s: started zarisd pid %d%s", i->name, (int)i->pid, first ? "" : " (restart)");
 }
 
@@ -418,6 +432,7 @@ void sv_instance_event(struct sv_instance *i, enum sv_event event, const struct 
 bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, int64_t now)
 {
 	const char *argv[4];
+	char target[128];
 
 	if (i->state != SV_STARTING && i->state != SV_UP && i->state != SV_UNHEALTHY)
 		return false;
@@ -435,15 +450,28 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
 	/* The pending changes move to this check: a reload while it is in
 	 * flight queues new ones, which this check must not count as sent
 	 * (a reload racing a check used to be marked applied unsent). */
-	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+	for (int k = 0; k < SV_SET__COUNT; k++) {
 		if (!i->pending_set[k])
 			continue;
 		free(i->sent_set[k]);
 		i->sent_set[k] = i->pending_set[k];
 		i->pending_set[k] = NULL;
+		if (k == SV_SET_REPLICAOF) {
+			/* "HOST PORT" or "NO ONE": two arguments either way */
+			snprintf(target, sizeof(target), "%s", i->sent_set[k]);
+			char *sp = strchr(target, ' ');
+			if (!sp)
+				continue;
+			*sp = '\0';
+			argv[0] = "REPLICAOF";
+			argv[1] = target;
+			argv[2] = sp + 1;
+			sv_health_add(&i->check, 3, argv);
+			continue;
+		}
 		argv[0] = "CONFIG";
 		argv[1] = "SET";
-		argv[2] = zconf_key_name((enum zconf_key)k);
+		argv[2] = sv_set_name(k);
 		argv[3] = i->sent_set[k];
 		sv_health_add(&i->check, 4, argv);
 	}
@@ -459,11 +487,15 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
  * runs with (the password the next check must AUTH with). */
 static void pending_applied(struct sv_instance *i)
 {
-	for (int k = 0; k < ZCONF_K__COUNT; k++) {
+	for (int k = 0; k < SV_SET__COUNT; k++) {
 		if (!i->sent_set[k])
 			continue;
-		sv_log(LOG_NOTICE, "%s: CONFIG SET %s applied without restart", i->name,
-		       zconf_key_name((enum zconf_key)k));
+		if (k == SV_SET_REPLICAOF)
+			sv_log(LOG_NOTICE, "%s: REPLICAOF %s applied without restart", i->name,
+			       i->sent_set[k]);
+		else
+			sv_log(LOG_NOTICE, "%s: CONFIG SET %s applied without restart", i->name,
+			       sv_set_name(k));
 		if (k == ZCONF_K_REQUIREPASS) {
 			free(i->password);
 			i->password = i->sent_set[k][0] ? strdup(i->sent_set[k]) : NULL;
@@ -480,7 +512,7 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 
 	if (!h->done)
 		return;
-	for (int k = 0; k < ZCONF_K__COUNT; k++)
+	for (int k = 0; k < SV_SET__COUNT; k++)
 		had_pending |= i->sent_set[k] != NULL;
 	i->next_check_ms =
 		now + (i->state == SV_STARTING ? SV_STARTING_CHECK_MS : p->conf->sv.health_interval_ms);
@@ -493,7 +525,21 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 		if (had_pending)
 			pending_applied(i);
 		i->info = h->info;
+		if (i->loading)
+			sv_log(LOG_NOTICE, "%s: done loading", i->name);
+		i->loading = false;
 		sv_instance_event(i, SV_EV_HEALTH_OK, p, now);
+	} else if (strncmp(h->error, "error reply: LOADING", 20) == 0 &&
+		   (i->state == SV_UP || i->state == SV_UNHEALTHY)) {
+		/* A replica loading a full sync (or any instance loading) answers,
+		 * only not yet with data: alive, not a failed check, or a long
+		 * sync would be cut short by a restart. Its live changes wait. A
+		 * start that loads stays bounded by start-timeout (STARTING). */
+		requeue_sent(i);
+		if (!i->loading)
+			sv_log(LOG_NOTICE, "%s: loading its data (%s); not counted as a failed check",
+			       i->name, h->error + 13);
+		i->loading = true;
 	} else {
 		if (had_pending && strncmp(h->error, "error reply", 11) == 0) {
 			/* zarisd refused a live change: keep it healthy and say so;
@@ -501,7 +547,7 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 			sv_log(LOG_WARNING, "%s: live config change refused (%s); restart it to apply",
 			       i->name, h->error);
 			set_error(i, "live config change refused: %.200s", h->error);
-			for (int k = 0; k < ZCONF_K__COUNT; k++) {
+			for (int k = 0; k < SV_SET__COUNT; k++) {
 				free(i->sent_set[k]);
 				i->sent_set[k] = NULL;
 			}

@@ -44,6 +44,17 @@ enum sv_event {
 	SV__NEVENTS
 };
 
+/* The live changes a health check can carry: the zarisd settings of the
+ * cluster file (CONFIG SET, indexed by enum zconf_key), then the two that
+ * follow the node's place in replication: masterauth (CONFIG SET, the
+ * primary's password) and the primary itself (REPLICAOF "HOST PORT", or
+ * "NO ONE" for a primary), sent in this order, after AUTH. */
+enum {
+	SV_SET_MASTERAUTH = ZCONF_K__COUNT,
+	SV_SET_REPLICAOF,
+	SV_SET__COUNT
+};
+
 /* What an instance needs from the supervisor to act. */
 struct sv_params {
 	const struct zconf *conf; /* current configuration */
@@ -53,24 +64,25 @@ struct sv_params {
 struct sv_instance {
 	char *name; /* == the node's name, owned */
 	enum sv_state state;
-	pid_t pid;			   /* 0 when no process */
-	bool want_up;			   /* after the current stop, start again */
-	bool stop_is_failure;		   /* the current stop counts as a crash */
-	bool removed;			   /* dropped by a reload: freed once down */
-	int64_t timer_ms;		   /* deadline of the state, 0 = none */
-	int64_t started_ms;		   /* last spawn */
-	int64_t up_since_ms;		   /* entered UP (0 when not up) */
-	int64_t next_check_ms;		   /* next health check */
-	int restarts;			   /* spawns after the first */
-	int crashes;			   /* unexpected exits in a row */
-	int health_fails;		   /* failed checks in a row */
-	int exit_status;		   /* last wait status (for SV_EV_EXIT) */
-	char last_error[256];		   /* latest problem, "" when none */
-	char *password;			   /* requirepass the process runs with, or NULL */
-	char *pending_set[ZCONF_K__COUNT]; /* live changes to send with the next check */
-	char *sent_set[ZCONF_K__COUNT];	   /* live changes the check in flight carries */
-	struct sv_health check;		   /* the exchange in flight */
-	struct sv_info info;		   /* from the last good INFO */
+	pid_t pid;			  /* 0 when no process */
+	bool want_up;			  /* after the current stop, start again */
+	bool stop_is_failure;		  /* the current stop counts as a crash */
+	bool removed;			  /* dropped by a reload: freed once down */
+	bool loading;			  /* up, and its last check was answered -LOADING */
+	int64_t timer_ms;		  /* deadline of the state, 0 = none */
+	int64_t started_ms;		  /* last spawn */
+	int64_t up_since_ms;		  /* entered UP (0 when not up) */
+	int64_t next_check_ms;		  /* next health check */
+	int restarts;			  /* spawns after the first */
+	int crashes;			  /* unexpected exits in a row */
+	int health_fails;		  /* failed checks in a row */
+	int exit_status;		  /* last wait status (for SV_EV_EXIT) */
+	char last_error[256];		  /* latest problem, "" when none */
+	char *password;			  /* requirepass the process runs with, or NULL */
+	char *pending_set[SV_SET__COUNT]; /* live changes to send with the next check */
+	char *sent_set[SV_SET__COUNT];	  /* live changes the check in flight carries */
+	struct sv_health check;		  /* the exchange in flight */
+	struct sv_info info;		  /* from the last good INFO */
 };
 
 /* A new instance for node NAME, in SV_DOWN. Never NULL (aborts on OOM). */
@@ -85,6 +97,12 @@ void sv_instance_event(struct sv_instance *i, enum sv_event event, const struct 
  * when one was started), and turns a finished one into HEALTH_OK/FAIL. */
 bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, int64_t now);
 void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, int64_t now);
+
+/* Queues live change K (an enum zconf_key or SV_SET_*) with VALUE for the
+ * next health check, which is made due now; replaces one queued before. */
+void sv_instance_queue_set(struct sv_instance *i, int k, const char *value);
+/* Name of live change K in messages ("maxmemory", "masterauth", "replicaof"). */
+const char *sv_set_name(int k);
 
 /* Whether the process runs (a pid we have not reaped). */
 bool sv_instance_is_running(const struct sv_instance *i);

@@ -57,6 +57,9 @@ static void health_text(const struct sv_instance *i, const struct sv *s, int64_t
 	case SV_DOWN:
 		snprintf(buf, size, "%s", i->removed ? "removed" : "stopped");
 		break;
+	case SV_UP:
+		snprintf(buf, size, "%s", i->loading ? "up (loading)" : "up");
+		break;
 	default:
 		snprintf(buf, size, "%s", sv_state_name(i->state));
 	}
@@ -88,14 +91,13 @@ static void json_str(const char *s, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-struct row {
-	char cell[10][300];
-};
-
 enum {
 	C_NAME,
 	C_PID,
 	C_ROLE,
+	C_LINK,
+	C_OFFSET,
+	C_LAG,
 	C_ADDR,
 	C_CORES,
 	C_MEM,
@@ -106,19 +108,91 @@ enum {
 	C__N
 };
 
-static void fill_row(const struct sv *s, const struct sv_instance *i, int64_t now, struct row *r)
+struct row {
+	char cell[C__N][300];
+	bool differs; /* runs in another role than the file declares */
+};
+
+/* Replication as INFO shows it, for the table and JSON. */
+struct repl_view {
+	bool known;	    /* the process answered an INFO with a role */
+	bool replica;	    /* role:slave */
+	char from[140];	    /* replica: the node it follows, else "host:port" */
+	long long offset;   /* slave_repl_offset on a replica, else master_repl_offset */
+	long long lag;	    /* bytes behind its primary, -1 unknown */
+	long long last_io;  /* replica: master_last_io_seconds_ago, -1 unknown */
+	const char *link;   /* replica: "up"/"down", NULL unknown */
+	long long replicas; /* connected_slaves, -1 unknown */
+	bool syncing;	    /* master_sync_in_progress:1 */
+};
+
+static void repl_view(struct sv *s, const struct sv_instance *i, struct repl_view *v)
+{
+	const struct zconf_node *p = sv_primary_node(s, i);
+
+	memset(v, 0, sizeof(*v));
+	v->offset = v->lag = v->last_io = v->replicas = -1;
+	if (i->pid <= 0 || !i->info.role[0])
+		return;
+	v->known = true;
+	v->replica = sv_is_replica(i);
+	v->replicas = i->info.connected_slaves;
+	if (!v->replica) {
+		v->offset = i->info.master_repl_offset;
+		return;
+	}
+	if (p)
+		snprintf(v->from, sizeof(v->from), "%s", p->name);
+	else
+		snprintf(v->from, sizeof(v->from), "%s:%lld", i->info.master_host, i->info.master_port);
+	v->offset = i->info.slave_repl_offset;
+	v->lag = sv_replica_lag(s, i);
+	v->last_io = i->info.master_last_io_seconds_ago;
+	v->link = i->info.master_link_status[0] ? i->info.master_link_status : NULL;
+	v->syncing = i->info.master_sync_in_progress == 1;
+}
+
+static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, struct row *r)
 {
 	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
-	char used[32], limit[32];
+	char used[32], limit[32], lag[32];
+	struct repl_view v;
 
 	snprintf(r->cell[C_NAME], sizeof(r->cell[0]), "%s", i->name);
 	snprintf(r->cell[C_PID], sizeof(r->cell[0]), "%s", "-");
 	if (i->pid > 0)
 		snprintf(r->cell[C_PID], sizeof(r->cell[0]), "%d", (int)i->pid);
-	if (n && n->role == ZCONF_ROLE_REPLICA)
-		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "replica-of %s*", n->replica_of);
+	repl_view(s, i, &v);
+	r->differs = v.known && !sv_role_as_declared(s, i);
+	if (v.known && v.replica)
+		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "replica of %s%s", v.from,
+			 r->differs ? "!" : "");
+	else if (v.known)
+		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "primary%s", r->differs ? "!" : "");
+	else if (n && n->role == ZCONF_ROLE_REPLICA)
+		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "replica of %s", n->replica_of);
 	else
 		snprintf(r->cell[C_ROLE], sizeof(r->cell[0]), "primary");
+	if (v.known && v.replica)
+		snprintf(r->cell[C_LINK], sizeof(r->cell[0]), "%s%s", v.link ? v.link : "-",
+			 v.syncing ? " (sync)" : "");
+	else if (v.known && v.replicas >= 0)
+		snprintf(r->cell[C_LINK], sizeof(r->cell[0]), "%lld replica%s", v.replicas,
+			 v.replicas == 1 ? "" : "s");
+	else
+		snprintf(r->cell[C_LINK], sizeof(r->cell[0]), "-");
+	if (v.offset >= 0)
+		snprintf(r->cell[C_OFFSET], sizeof(r->cell[0]), "%lld", v.offset);
+	else
+		snprintf(r->cell[C_OFFSET], sizeof(r->cell[0]), "-");
+	/* bytes behind / seconds since the primary was last heard */
+	human_bytes(v.lag, lag, sizeof(lag));
+	if (v.known && v.replica && v.last_io >= 0)
+		snprintf(r->cell[C_LAG], sizeof(r->cell[0]), "%s/%llds", lag, v.last_io);
+	else if (v.known && v.replica)
+		snprintf(r->cell[C_LAG], sizeof(r->cell[0]), "%s/-", lag);
+	else
+		snprintf(r->cell[C_LAG], sizeof(r->cell[0]), "-");
 	if (n)
 		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "%s:%d", n->address, n->port);
 	else
@@ -141,12 +215,13 @@ static void fill_row(const struct sv *s, const struct sv_instance *i, int64_t no
 
 static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 {
-	static const char *const head[C__N] = { "INSTANCE", "PID",    "ROLE",	  "ADDRESS", "CORES",
-						"MEMORY",   "UPTIME", "RESTARTS", "HEALTH",  "LAST ERROR" };
+	static const char *const head[C__N] = { "INSTANCE", "PID",     "ROLE",	    "LINK",   "OFFSET",
+						"LAG",	    "ADDRESS", "CORES",	    "MEMORY", "UPTIME",
+						"RESTARTS", "HEALTH",  "LAST ERROR" };
 	static struct row rows[SV_MAX_INSTANCES];
 	int width[C__N];
-	char up[32], line[2048];
-	bool replicas = false;
+	char up[32], line[4096];
+	bool differs = false;
 
 	human_duration(now - s->started_ms, up, sizeof(up));
 	sv_control_data(conn, "cluster %s, config %s, supervisor pid %d up %s",
@@ -162,10 +237,8 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 	for (int c = 0; c < C__N; c++)
 		width[c] = (int)strlen(head[c]);
 	for (size_t k = 0; k < s->n_inst; k++) {
-		const struct zconf_node *n = zconf_find_node(s->conf, s->inst[k]->name);
-
 		fill_row(s, s->inst[k], now, &rows[k]);
-		replicas |= n && n->role == ZCONF_ROLE_REPLICA;
+		differs |= rows[k].differs;
 		for (int c = 0; c < C__N; c++)
 			if ((int)strlen(rows[k].cell[c]) > width[c])
 				width[c] = (int)strlen(rows[k].cell[c]);
@@ -181,9 +254,9 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 	}
 	if (s->n_inst == 0)
 		sv_control_data(conn, "(no local instances in %s)", s->config_path);
-	if (replicas)
-		sv_control_data(conn,
-				"* replication is not supported yet: replicas run as standalone primaries");
+	if (differs)
+		sv_control_data(conn, "! not the role the file declares: a re-point not applied yet, or a "
+				      "REPLICAOF given by hand (a reload re-applies the file)");
 }
 
 static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
@@ -203,10 +276,23 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 	for (size_t k = 0; k < s->n_inst; k++) {
 		const struct sv_instance *i = s->inst[k];
 		const struct zconf_node *n = zconf_find_node(s->conf, i->name);
-		char iname[200], addr[120], cores[300], err[600], health[300], role[200];
+		char iname[200], addr[120], cores[300], err[600], health[300], role[200], from[200];
+		char link[32], offset[32], lagb[32], io[32], repl[32], syncing[8];
+		struct repl_view v;
 		struct row r;
 
 		fill_row(s, i, now, &r);
+		repl_view(s, i, &v);
+		json_str(v.from, from, sizeof(from));
+		json_str(v.link, link, sizeof(link));
+		snprintf(offset, sizeof(offset), v.offset >= 0 ? "%lld" : "null", v.offset);
+		snprintf(lagb, sizeof(lagb), v.lag >= 0 ? "%lld" : "null", v.lag);
+		snprintf(io, sizeof(io), v.last_io >= 0 ? "%lld" : "null", v.last_io);
+		snprintf(repl, sizeof(repl), v.replicas >= 0 ? "%lld" : "null", v.replicas);
+		snprintf(syncing, sizeof(syncing), "%s",
+			 !v.known || !v.replica ? "null"
+			 : v.syncing		? "true"
+						: "false");
 		json_str(i->name, iname, sizeof(iname));
 		json_str(r.cell[C_ADDR], addr, sizeof(addr));
 		json_str(n && CPU_COUNT(&n->cores) ? r.cell[C_CORES] : "", cores, sizeof(cores));
@@ -215,13 +301,24 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 		json_str(n && n->replica_of ? n->replica_of : "", role, sizeof(role));
 		sv_control_data(
 			conn,
-			"{\"type\":\"instance\",\"name\":%s,\"pid\":%d,\"role\":\"%s\",\"replica_of\":%s,"
+			"{\"type\":\"instance\",\"name\":%s,\"pid\":%d,\"role\":%s,\"declared_role\":\"%s\","
+			"\"replica_of\":%s,\"as_declared\":%s,\"replicating_from\":%s,\"link\":%s,"
+			"\"sync_in_progress\":%s,\"connected_replicas\":%s,\"offset\":%s,\"lag_bytes\":%s,"
+			"\"last_io_seconds\":%s,"
 			"\"address\":%s,\"cores\":%s,\"used_memory\":%lld,\"maxmemory\":%llu,"
 			"\"uptime_ms\":%lld,\"restarts\":%d,\"crashes\":%d,\"state\":\"%s\","
 			"\"health\":%s,\"health_fails\":%d,\"last_error\":%s}",
-			iname, (int)i->pid, n && n->role == ZCONF_ROLE_REPLICA ? "replica" : "primary",
-			n && n->replica_of ? role : "null", addr, cores,
-			i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
+			iname, (int)i->pid,
+			!v.known    ? "null"
+			: v.replica ? "\"replica\""
+				    : "\"primary\"",
+			n && n->role == ZCONF_ROLE_REPLICA ? "replica" : "primary",
+			n && n->replica_of ? role : "null",
+			!v.known    ? "null"
+			: r.differs ? "false"
+				    : "true",
+			v.replica ? from : "null", v.link ? link : "null", syncing, repl, offset, lagb, io,
+			addr, cores, i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
 			(long long)(i->pid > 0 ? now - i->started_ms : -1), i->restarts, i->crashes,
 			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null");
 	}

@@ -5,10 +5,15 @@
 #include "supervisor/log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* How often a replica and its primary are checked while a restart job
+ * waits for the replica to catch up. */
+#define SV_CATCH_UP_CHECK_MS 100
 
 /* Values zarisd has when a live key is no longer set in the file (Redis's
  * defaults), so removing a line from the file also reverts it live. */
@@ -146,12 +151,53 @@ static void queue_live_changes(struct sv_instance *i, const struct zconf *oc, co
 
 		if (same(a, b))
 			continue;
-		free(i->pending_set[k]);
-		i->pending_set[k] = strdup(b ? b : live_default((enum zconf_key)k));
-		i->next_check_ms = 0; /* apply it now, not at the next interval */
+		sv_instance_queue_set(i, k, b ? b : live_default((enum zconf_key)k));
 		sv_log(LOG_NOTICE, "%s: %s changes live (CONFIG SET)", i->name,
 		       zconf_key_name((enum zconf_key)k));
 	}
+	/* Its place in replication: a new primary (another node, or the same
+	 * one at a new address or port), none any more, or one for the first
+	 * time is a REPLICAOF on the running process, as is a new password of
+	 * the primary a CONFIG SET masterauth before it. */
+	char ot[128], nt[128];
+	const char *oa = zconf_masterauth(oc, on), *na = zconf_masterauth(nc, nn);
+
+	zconf_replicaof(oc, on, ot, sizeof(ot));
+	zconf_replicaof(nc, nn, nt, sizeof(nt));
+	if (!same(oa, na) && (na || nt[0])) {
+		sv_instance_queue_set(i, SV_SET_MASTERAUTH, na ? na : "");
+		sv_log(LOG_NOTICE, "%s: masterauth changes live (CONFIG SET)", i->name);
+	}
+	if (strcmp(ot, nt) != 0) {
+		sv_instance_queue_set(i, SV_SET_REPLICAOF, nt[0] ? nt : "NO ONE");
+		if (nt[0])
+			sv_log(LOG_NOTICE, "%s: re-pointed live to %s (%s) with REPLICAOF", i->name,
+			       nn->replica_of, nt);
+		else
+			sv_log(LOG_NOTICE, "%s: becomes a primary live (REPLICAOF NO ONE)", i->name);
+	}
+}
+
+/* An instance that runs in another role than the file declares (a
+ * REPLICAOF by hand, say) is put back as the file says: a reload applies
+ * the file. Judged by its last INFO, so not while a REPLICAOF is queued or
+ * in flight anyway. */
+static void reassert_role(struct sv *s, struct sv_instance *i)
+{
+	const struct zconf_node *nn = zconf_find_node(s->conf, i->name);
+	char nt[128];
+
+	if (!nn || i->removed || i->state != SV_UP || !i->info.role[0] || i->pending_set[SV_SET_REPLICAOF] ||
+	    i->sent_set[SV_SET_REPLICAOF] || sv_role_as_declared(s, i))
+		return;
+	zconf_replicaof(s->conf, nn, nt, sizeof(nt));
+	sv_instance_queue_set(i, SV_SET_REPLICAOF, nt[0] ? nt : "NO ONE");
+	if (nt[0])
+		sv_log(LOG_NOTICE, "%s: not the replica of %s the file declares; REPLICAOF %s", i->name,
+		       nn->replica_of, nt);
+	else
+		sv_log(LOG_NOTICE, "%s: runs as a replica, the file declares a primary; REPLICAOF NO ONE",
+		       i->name);
 }
 
 static void job_remove(struct sv_job *j, const char *name)
@@ -174,6 +220,19 @@ static void job_pop(struct sv_job *j)
 	memmove(&j->names[0], &j->names[1], (j->n - 1) * sizeof(j->names[0]));
 	j->n--;
 	j->step_started = false;
+	j->catching_up = false;
+}
+
+/* Where NAME goes in a restart batch: replicas before primaries, the
+ * deepest of a chain first (its primary, itself a replica, comes after),
+ * file order otherwise. */
+static long job_rank(const struct zconf *conf, const char *name)
+{
+	const struct zconf_node *n = zconf_find_node(conf, name);
+
+	if (!n)
+		return LONG_MAX;
+	return -(long)zconf_replica_depth(conf, n) * (long)(conf->n_nodes + 1) + (long)(n - conf->nodes);
 }
 
 int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
@@ -216,10 +275,10 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 			continue;
 		}
 		size_t before = 0;
-		for (int q = 0; q < ZCONF_K__COUNT; q++)
+		for (int q = 0; q < SV_SET__COUNT; q++)
 			before += i->pending_set[q] != NULL;
 		queue_live_changes(i, s->conf, on, nc, nn);
-		for (int q = 0; q < ZCONF_K__COUNT; q++)
+		for (int q = 0; q < SV_SET__COUNT; q++)
 			n_live += i->pending_set[q] != NULL;
 		n_live -= before;
 	}
@@ -230,6 +289,8 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 	for (size_t k = 0; k < s->n_inst; k++)
 		if (s->inst[k]->removed)
 			sv_instance_event(s->inst[k], SV_EV_STOP, &p, now);
+		else
+			reassert_role(s, s->inst[k]);
 	size_t before = s->n_inst;
 	add_instances(s);
 	for (size_t k = before; k < s->n_inst; k++, n_started++)
@@ -256,12 +317,28 @@ int sv_job_queue(struct sv *s, const char *const *names, size_t n, uint64_t conn
 		j->done = j->total = 0;
 		j->deadline_ms = now + s->conf->sv.start_timeout_ms + s->conf->sv.stop_timeout_ms;
 	}
-	for (size_t k = 0; k < (n ? n : s->n_inst); k++) {
-		const char *name = n ? names[k] : s->inst[k]->name;
-		bool dup = false;
+	const char *batch[SV_MAX_INSTANCES];
+	size_t nb = 0;
 
+	for (size_t k = 0; k < (n ? n : s->n_inst) && nb < SV_MAX_INSTANCES; k++) {
 		if (!n && s->inst[k]->removed)
 			continue;
+		batch[nb++] = n ? names[k] : s->inst[k]->name;
+	}
+	/* insertion sort by rank: tiny and stable */
+	for (size_t k = 1; k < nb; k++) {
+		const char *x = batch[k];
+		long rx = job_rank(s->conf, x);
+		size_t q = k;
+
+		for (; q > 0 && job_rank(s->conf, batch[q - 1]) > rx; q--)
+			batch[q] = batch[q - 1];
+		batch[q] = x;
+	}
+	for (size_t k = 0; k < nb; k++) {
+		const char *name = batch[k];
+		bool dup = false;
+
 		for (size_t q = 0; q < j->n; q++)
 			dup |= strcmp(j->names[q], name) == 0 && !(q == 0 && j->step_started);
 		if (dup || j->n == SV_MAX_INSTANCES)
@@ -293,14 +370,19 @@ static void job_report(struct sv *s, const char *name, const char *event, const 
 	sv_log(LOG_NOTICE, "restart job: %s", msg);
 	if (!c)
 		return;
+	/* "up" counted the step done; what follows it belongs to that step */
+	size_t step = s->job.done + (strcmp(event, "up") == 0 || strcmp(event, "catching-up") == 0 ||
+						     strcmp(event, "caught-up") == 0
+					     ? 0
+					     : 1);
+
 	if (s->job.conn_json)
 		sv_control_data(
 			c,
 			"{\"step\":%zu,\"of\":%zu,\"instance\":\"%s\",\"event\":\"%s\",\"message\":\"%s\"}",
-			s->job.done + (strcmp(event, "up") == 0 ? 0 : 1), s->job.total, name, event, msg);
+			step, s->job.total, name, event, msg);
 	else
-		sv_control_data(c, "[%zu/%zu] %s", s->job.done + (strcmp(event, "up") == 0 ? 0 : 1),
-				s->job.total, msg);
+		sv_control_data(c, "[%zu/%zu] %s", step, s->job.total, msg);
 }
 
 static void job_finish(struct sv *s, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -333,6 +415,119 @@ static bool others_up(const struct sv *s, const struct sv_instance *except)
 			return false;
 	}
 	return true;
+}
+
+/* The current step is over: on to the next one, or the job is done. */
+static void job_next(struct sv *s, int64_t now)
+{
+	struct sv_job *j = &s->job;
+
+	job_pop(j);
+	j->deadline_ms = now + s->conf->sv.stop_timeout_ms + s->conf->sv.start_timeout_ms;
+	if (j->n == 0)
+		job_finish(s, true, "restart job done: %zu instance(s) restarted", j->done);
+}
+
+/* I is up again: a replica's step goes on until it has caught up with its
+ * primary (catch_up_step). Returns whether it waits. A primary stopped on
+ * purpose, or one that runs elsewhere (its offset is not known here, only
+ * the replica's link), is said so. */
+static bool catch_up_begin(struct sv *s, struct sv_instance *i, int64_t now)
+{
+	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
+	const struct zconf_node *pn = n && n->replica_of ? zconf_find_node(s->conf, n->replica_of) : NULL;
+	const struct sv_instance *pi = pn ? sv_find(s, pn->name) : NULL;
+
+	if (!pn)
+		return false;
+	if (pi && (pi->removed || (pi->state == SV_DOWN && !pi->want_up))) {
+		job_report(s, i->name, "caught-up",
+			   "%s: its primary %s is stopped; not waiting for it to catch up", i->name,
+			   pn->name);
+		return false;
+	}
+	s->job.catching_up = true;
+	s->job.deadline_ms = now + s->conf->sv.catch_up_timeout_ms;
+	if (pi)
+		job_report(s, i->name, "catching-up",
+			   "waiting for %s to catch up with %s (link up, at most %d bytes behind)", i->name,
+			   pn->name, s->conf->sv.catch_up_lag);
+	else
+		job_report(s, i->name, "catching-up",
+			   "waiting for %s to catch up with %s (link up and synced; %s is not local, its "
+			   "offset is not known here)",
+			   i->name, pn->name, pn->name);
+	return true;
+}
+
+/* Why replica I has not caught up yet, or NULL when it has (LAG set). */
+static const char *catch_up_pending(struct sv *s, const struct sv_instance *i, long long *lag)
+{
+	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
+	const struct zconf_node *pn = n && n->replica_of ? zconf_find_node(s->conf, n->replica_of) : NULL;
+
+	*lag = -1;
+	if (i->state != SV_UP)
+		return "not up";
+	if (i->loading)
+		return "loading its data";
+	if (!sv_role_as_declared(s, i))
+		return "not yet a replica of its primary";
+	if (strcmp(i->info.master_link_status, "up") != 0)
+		return "link down";
+	if (i->info.master_sync_in_progress == 1)
+		return "sync in progress";
+	*lag = sv_replica_lag(s, i);
+	if (*lag < 0)
+		return pn && sv_find(s, pn->name)
+			       ? "its primary's offset is not known (primary not answering)"
+			       : NULL;
+	return *lag <= s->conf->sv.catch_up_lag ? NULL : "behind";
+}
+
+static void catch_up_step(struct sv *s, struct sv_instance *i, int64_t now)
+{
+	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
+	struct sv_instance *pi = n && n->replica_of ? sv_find(s, n->replica_of) : NULL;
+	const char *why;
+	long long lag;
+
+	if (!n || !n->replica_of) {
+		/* a reload made it a primary meanwhile: nothing to catch up with */
+		job_report(s, i->name, "caught-up", "%s is no longer a replica; not waiting", i->name);
+		job_next(s, now);
+		return;
+	}
+	why = catch_up_pending(s, i, &lag);
+	if (!why) {
+		if (lag >= 0)
+			job_report(s, i->name, "caught-up",
+				   "%s caught up with %s (link up, %lld bytes behind)", i->name,
+				   n->replica_of, lag);
+		else
+			job_report(s, i->name, "caught-up", "%s caught up with %s (link up and synced)",
+				   i->name, n->replica_of);
+		job_next(s, now);
+		return;
+	}
+	if (now >= s->job.deadline_ms || i->state == SV_CRASHLOOP) {
+		char detail[64] = "";
+
+		if (lag >= 0)
+			snprintf(detail, sizeof(detail), ", %lld bytes behind", lag);
+		job_finish(
+			s, false,
+			"%s did not catch up with %s within catch-up-timeout (%d ms): %s%s; stopped before "
+			"the next instance",
+			i->name, n->replica_of, s->conf->sv.catch_up_timeout_ms, why, detail);
+		return;
+	}
+	/* look more often than every health-interval while waiting: the
+	 * offsets come from the health checks of both */
+	if (i->next_check_ms > now + SV_CATCH_UP_CHECK_MS)
+		i->next_check_ms = now + SV_CATCH_UP_CHECK_MS;
+	if (pi && pi->next_check_ms > now + SV_CATCH_UP_CHECK_MS)
+		pi->next_check_ms = now + SV_CATCH_UP_CHECK_MS;
 }
 
 void sv_job_step(struct sv *s, int64_t now)
@@ -375,13 +570,16 @@ void sv_job_step(struct sv *s, int64_t now)
 		sv_event(s, i, SV_EV_RESTART, now);
 		return;
 	}
+	if (j->catching_up) {
+		catch_up_step(s, i, now);
+		return;
+	}
 	if (i->state == SV_UP && i->pid != j->old_pid) {
 		j->done++;
 		job_report(s, i->name, "up", "%s is up again (pid %d)", i->name, (int)i->pid);
-		job_pop(j);
-		j->deadline_ms = now + t->stop_timeout_ms + t->start_timeout_ms;
-		if (j->n == 0)
-			job_finish(s, true, "restart job done: %zu instance(s) restarted", j->done);
+		if (catch_up_begin(s, i, now))
+			return;
+		job_next(s, now);
 		return;
 	}
 	if (now >= j->deadline_ms || i->state == SV_CRASHLOOP)

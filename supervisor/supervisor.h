@@ -26,12 +26,16 @@
 /* The serial restart queue. Invariant: at most one instance of the queue is
  * being restarted at a time (step_started), and a step starts only when
  * every other wanted instance is up, so two are never down at once by our
- * doing. */
+ * doing. Replicas go first (the deepest of a chain first), then primaries,
+ * each group in file order; a restarted replica's step ends only once it
+ * has caught up with its primary (link up, within catch-up-lag bytes), so
+ * a primary is restarted while its replicas hold its data. */
 struct sv_job {
 	char *names[SV_MAX_INSTANCES]; /* instances still to restart, in order */
 	size_t n;
 	size_t done, total;  /* progress for the messages */
 	bool step_started;   /* names[0] has been told to restart */
+	bool catching_up;    /* names[0] is up again; waiting for it to catch up */
 	pid_t old_pid;	     /* its pid before the restart */
 	int64_t deadline_ms; /* the current step (or the wait before it) fails after */
 	uint64_t conn_id;    /* control connection to report to, 0 = none */
@@ -74,8 +78,9 @@ void sv_event(struct sv *s, struct sv_instance *i, enum sv_event event, int64_t 
  * not 0, receives the progress of the restarts it causes. */
 int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json);
 
-/* Queues NAMES (all instances when N is 0) on the restart job. Returns
- * -EBUSY when a job is already running for another client. */
+/* Queues NAMES (all instances when N is 0) on the restart job, replicas
+ * before primaries (see struct sv_job). Returns -EBUSY when a job is
+ * already running for another client. */
 int sv_job_queue(struct sv *s, const char *const *names, size_t n, uint64_t conn_id, bool json, int64_t now);
 /* Advances the job; call every loop iteration. */
 void sv_job_step(struct sv *s, int64_t now);
@@ -87,6 +92,25 @@ void sv_housekeeping(struct sv *s, int64_t now);
 bool sv_all_up(const struct sv *s);
 /* Whether no instance has a process (shutdown may finish). */
 bool sv_all_down(const struct sv *s);
+
+/* Replication as the instances' last INFO shows it (replication.c). */
+/* Whether I's INFO says it is a replica (role:slave); false when unknown. */
+bool sv_is_replica(const struct sv_instance *i);
+/* The local instance I replicates from by its INFO (the node whose address
+ * and port are its master_host and master_port), or NULL. */
+struct sv_instance *sv_primary_of(struct sv *s, const struct sv_instance *i);
+/* The node of the file at I's master_host:master_port, or NULL. */
+const struct zconf_node *sv_primary_node(const struct sv *s, const struct sv_instance *i);
+/* Whether I replicates from where the file says (a replica of its
+ * replica-of's address and port), or is a primary as declared. False when
+ * its INFO is not known. */
+bool sv_role_as_declared(const struct sv *s, const struct sv_instance *i);
+/* How far replica I is behind its primary in bytes: the primary's
+ * master_repl_offset minus I's slave_repl_offset, both from their last
+ * health checks (up to a health-interval apart, so it is at least 0 here).
+ * -1 when not known: I is not a replica by its INFO, or its primary is not
+ * a local instance with an answered INFO. */
+long long sv_replica_lag(struct sv *s, const struct sv_instance *i);
 
 /* status.c: writes the status table (or JSON) as data lines to CONN. */
 void sv_status_write(struct sv *s, struct sv_conn *conn, int64_t now);

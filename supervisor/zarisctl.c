@@ -6,18 +6,23 @@
  *                            without the supervisor; prints file:line on error
  *     reload                 apply /etc/zaris.conf (same as systemctl reload)
  *     restart|stop|start NAME
- *     rolling-restart        restart every instance, one at a time, each
- *                            healthy before the next; a progress line per step
+ *     rolling-restart        restart every instance, one at a time (replicas
+ *                            first), each healthy (a replica: caught up with its
+ *                            primary) before the next; a progress line per step
  *
  * Exit status: 0 success, 1 the command failed (message on stderr), 2 usage,
  * 3 the supervisor cannot be reached.
  *
  * --json (before or after the command): every stdout line is one JSON
  * object. status: {"type":"supervisor",...} then one {"type":"instance",
- * "name","pid","role","replica_of","address","cores","used_memory",
+ * "name","pid","role","declared_role","replica_of","as_declared",
+ * "replicating_from","link","sync_in_progress","connected_replicas",
+ * "offset","lag_bytes","last_io_seconds","address","cores","used_memory",
  * "maxmemory","uptime_ms","restarts","crashes","state","health",
- * "health_fails","last_error"} per instance. Other commands: progress
- * objects ({"step","of","instance","event","message"}) then a final
+ * "health_fails","last_error"} per instance ("role" as INFO says, null
+ * while unknown; supervisor/README.md, Replicas). Other commands: progress
+ * objects ({"step","of","instance","event","message"}; a replica's step has
+ * events "catching-up" and "caught-up" after "up") then a final
  * {"ok":true|false,"message":...}. check-config: {"ok":true,"file",
  * "nodes","local":[...]} or {"ok":false,"file","line","message"}.
  */

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """zarisctl against a running supervisor: stop/start/restart NAME, errors
 for unknown names and commands, exit 3 without a supervisor, the control
-socket's permissions, --node selection, host-based local detection, and a
-replica-of node started as a standalone primary with a clear warning."""
+socket's permissions, --node selection and host-based local detection
+(replicas: replicas.t)."""
 import os
 import re
 import socket
@@ -17,7 +17,7 @@ require_binaries()
 pa, pb, pc, pd = free_ports(4)
 conf = node_conf([
     {"name": "a", "port": pa},
-    {"name": "b", "port": pb, "role": '"replica"', "replica-of": '"a"'},
+    {"name": "b", "port": pb},
     # not local by host: another machine's node on a loopback address
     {"name": "c", "port": pc, "host": '"not-this-machine-%d"' % pc},
     {"name": "d", "port": pd, "host": '"%s"' % socket.gethostname()},
@@ -29,15 +29,6 @@ try:
        % sorted(inst or {}))
     mode = stat.S_IMODE(os.stat(sv.sock).st_mode)
     ok(mode == 0o660, "control socket mode is 0660 (%o)" % mode)
-
-    # replica-of: standalone with a warning
-    log = sv.log_text()
-    ok(re.search(r"<4>zaris-supervisor: b: replica-of a: replication is not supported yet; starting b as a "
-                 r"standalone primary", log), "replica warning logged at priority warning")
-    ok(inst["b"]["role"] == "replica" and inst["b"]["replica_of"] == "a", "status: b is replica-of a")
-    rc, out, _ = sv.ctl("status")
-    ok("replica-of a*" in out and "replicas run as standalone primaries" in out, "text status explains it")
-    ok(client(pb).info("replication").get("role") == "master", "b actually runs as a primary")
 
     # stop / start / restart
     a_pid = inst["a"]["pid"]

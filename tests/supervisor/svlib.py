@@ -320,3 +320,62 @@ def port_blocker(port):
     s.bind(("127.0.0.1", port))
     s.listen(64)
     return s
+
+
+# ---- replication ---------------------------------------------------------------
+def replication_unsupported():
+    """Whether $ZARIS_BUILD/zarisd can start as a replica (--replicaof): None
+    if so, else the reason to skip (zarisd refusing the flag as not built
+    yet). Any other failure to start is not a reason: the test then runs
+    and fails."""
+    d = tempfile.mkdtemp(prefix="zrepl-probe-")
+    port, dead = free_ports(2)
+    p = subprocess.Popen([ZARISD, "--port", str(port), "--bind", "127.0.0.1", "--threads", "1",
+                          "--dir", d, "--replicaof", "127.0.0.1 %d" % dead],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=d)
+    try:
+        wait_for(lambda: ping(port) or p.poll() is not None, 5)
+        if p.poll() is None:
+            return None
+        err = p.stderr.read().decode(errors="replace")
+        for why in ("does not replicate", "unknown setting", "replicaof"):
+            if why in err:
+                return "zarisd does not take --replicaof yet (%s)" % err.strip().splitlines()[-1]
+        return None
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stderr.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def repl_info(port, password=None):
+    """INFO replication of the instance at PORT as a dict ({} when it does
+    not answer)."""
+    try:
+        r = client(port, password)
+        d = r.info("replication")
+        r.close()
+        return d
+    except Exception:
+        return {}
+
+
+def wait_synced(primary, replica, password=None, timeout=20.0):
+    """Waits until REPLICA's link is up and its slave_repl_offset equals
+    PRIMARY's master_repl_offset (writes stopped); returns whether so."""
+    def synced():
+        p, r = repl_info(primary, password), repl_info(replica, password)
+        return (r.get("master_link_status") == "up" and "master_repl_offset" in p
+                and r.get("slave_repl_offset") == p["master_repl_offset"])
+    return wait_for(synced, timeout, step=0.05)
+
+
+def keyspace(port, password=None):
+    """{key: value} of every string key of db 0 at PORT."""
+    r = client(port, password)
+    keys = sorted(r.scan_iter(count=1000))
+    vals = r.mget(keys) if keys else []
+    r.close()
+    return dict(zip(keys, vals))

@@ -119,6 +119,37 @@ int main(void)
 	is_str(sv_state_name(i->state), "unhealthy", "one failure -> unhealthy");
 	sv_instance_event(i, SV_EV_HEALTH_OK, &p, 3200);
 	is_str(sv_state_name(i->state), "up", "recovers");
+	/* -LOADING (a replica loading a full sync) is alive, not a failure;
+	 * a REPLICAOF it carried waits for the next check */
+	i->sent_set[SV_SET_REPLICAOF] = strdup("127.0.0.1 7001");
+	for (int n = 0; n < 4; n++) {
+		i->check.done = true;
+		i->check.ok = false;
+		snprintf(i->check.error, sizeof(i->check.error),
+			 "error reply: LOADING Redis is loading the dataset in memory");
+		sv_instance_check_done(i, &p, 3210 + n);
+	}
+	ok(i->state == SV_UP && i->loading && i->health_fails == 0,
+	   "4 checks answered LOADING (health-failures 2): still up, loading");
+	ok(i->pending_set[SV_SET_REPLICAOF] && !i->sent_set[SV_SET_REPLICAOF] &&
+		   strcmp(i->pending_set[SV_SET_REPLICAOF], "127.0.0.1 7001") == 0,
+	   "the REPLICAOF it carried is queued again");
+	i->check.done = true;
+	i->check.ok = true;
+	i->check.info.process_id = child;
+	sv_instance_check_done(i, &p, 3220);
+	ok(i->state == SV_UP && !i->loading, "a check answered: done loading");
+	/* any other error to a live change: refused, dropped, still healthy */
+	free(i->sent_set[SV_SET_REPLICAOF]);
+	i->sent_set[SV_SET_REPLICAOF] = i->pending_set[SV_SET_REPLICAOF];
+	i->pending_set[SV_SET_REPLICAOF] = NULL;
+	i->check.done = true;
+	i->check.ok = false;
+	snprintf(i->check.error, sizeof(i->check.error), "error reply: ERR a replica of itself");
+	sv_instance_check_done(i, &p, 3230);
+	ok(i->state == SV_UP && !i->sent_set[SV_SET_REPLICAOF] && !i->pending_set[SV_SET_REPLICAOF] &&
+		   strstr(i->last_error, "live config change refused") != NULL,
+	   "a refused REPLICAOF is dropped and shown: %s", i->last_error);
 	sv_instance_event(i, SV_EV_HEALTH_FAIL, &p, 3300);
 	sv_instance_event(i, SV_EV_HEALTH_FAIL, &p, 3400);
 	is_str(sv_state_name(i->state), "stopping", "health-failures reached -> stopping");
@@ -166,6 +197,43 @@ int main(void)
 	ok(info.process_id == 123 && info.uptime_in_seconds == 9 && info.used_memory == 4096 &&
 		   info.maxmemory == 0 && strcmp(info.role, "master") == 0,
 	   "INFO fields parsed");
+	{
+		/* a replica's replication section, as Redis writes it */
+		static const char repl[] = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n"
+					   "master_port:7001\r\nmaster_link_status:up\r\n"
+					   "master_last_io_seconds_ago:3\r\nmaster_sync_in_progress:0\r\n"
+					   "slave_read_repl_offset:4711\r\nslave_repl_offset:4700\r\n"
+					   "connected_slaves:1\r\n"
+					   "slave0:ip=127.0.0.1,port=7003,state=online,offset=4700,lag=0\r\n"
+					   "master_replid:8f1c\r\nmaster_repl_offset:4700\r\n";
+		static const char prim[] = "role:master\r\nconnected_slaves:2\r\nmaster_repl_offset:99\r\n";
+		char longhost[300];
+
+		sv_info_clear(&info);
+		ok(info.connected_slaves == -1 && info.slave_repl_offset == -1 && info.master_port == -1 &&
+			   info.master_link_status[0] == '\0' && info.role[0] == '\0',
+		   "cleared INFO: every field absent");
+		sv_health_parse_info(repl, strlen(repl), &info);
+		ok(strcmp(info.role, "slave") == 0 && strcmp(info.master_host, "127.0.0.1") == 0 &&
+			   info.master_port == 7001 && strcmp(info.master_link_status, "up") == 0 &&
+			   info.master_last_io_seconds_ago == 3 && info.master_sync_in_progress == 0,
+		   "a replica's role, primary and link");
+		ok(info.slave_repl_offset == 4700 && info.master_repl_offset == 4700 &&
+			   info.connected_slaves == 1,
+		   "its offsets (slave_read_repl_offset is not slave_repl_offset) and its own replicas");
+		sv_info_clear(&info);
+		sv_health_parse_info(prim, strlen(prim), &info);
+		ok(strcmp(info.role, "master") == 0 && info.connected_slaves == 2 &&
+			   info.master_repl_offset == 99 && info.slave_repl_offset == -1 &&
+			   info.master_link_status[0] == '\0',
+		   "a primary's: replicas and offset, no link");
+		memset(longhost, 'h', sizeof(longhost));
+		memcpy(longhost, "master_host:", 12);
+		memcpy(longhost + sizeof(longhost) - 2, "\r\n", 2);
+		sv_health_parse_info(longhost, sizeof(longhost), &info);
+		ok(strlen(info.master_host) == sizeof(info.master_host) - 1,
+		   "an overlong value is cut, not overrun");
+	}
 
 	zconf_free(conf);
 	unlink(path);

@@ -139,6 +139,86 @@ static void test_load(void)
 	ok(strstr(err.message, "--node zz") != NULL, "and names it: %s", err.message);
 }
 
+static void test_replicas(void)
+{
+	const char *path =
+		write_file("repl.conf",
+			   "cluster = { requirepass = \"pw\"; bind = \"0.0.0.0\"; };\n"
+			   "supervisor = { catch-up-lag = \"64kb\"; catch-up-timeout = \"5s\"; };\n"
+			   "nodes = (\n"
+			   "  { name = \"c\"; address = \"127.0.0.3\"; port = 7003; replica-of = \"b\"; },\n"
+			   "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; },\n"
+			   "  { name = \"b\"; address = \"127.0.0.2\"; port = 7002; role = \"replica\";\n"
+			   "    replica-of = \"a\"; requirepass = \"own\"; }\n"
+			   ");\n");
+	struct zconf *conf;
+	struct zconf_error err;
+	struct collect c = { .len = 0 };
+	char target[128];
+	const struct zconf_node *a, *b, *cn;
+
+	ok(zconf_load(path, &conf, &err) == 0, "a chain c -> b -> a loads (%s)", err.message);
+	if (!conf)
+		return;
+	a = zconf_find_node(conf, "a");
+	b = zconf_find_node(conf, "b");
+	cn = zconf_find_node(conf, "c");
+	is_int(conf->sv.catch_up_lag, 65536, "catch-up-lag in bytes");
+	is_int(conf->sv.catch_up_timeout_ms, 5000, "catch-up-timeout in ms");
+	ok(zconf_replicaof(conf, a, target, sizeof(target)) == NULL && target[0] == '\0',
+	   "a primary follows nobody");
+	ok(zconf_replicaof(conf, b, target, sizeof(target)) == a && strcmp(target, "127.0.0.1 7001") == 0,
+	   "b follows a at its declared address, though a binds 0.0.0.0 (%s)", target);
+	ok(zconf_replicaof(conf, cn, target, sizeof(target)) == b && strcmp(target, "127.0.0.2 7002") == 0,
+	   "c follows b (%s)", target);
+	is_int(zconf_replica_depth(conf, a), 0, "depth of a primary");
+	is_int(zconf_replica_depth(conf, b), 1, "depth of a replica of a primary");
+	is_int(zconf_replica_depth(conf, cn), 2, "depth of a replica of a replica");
+	ok(zconf_masterauth(conf, a) == NULL, "a primary has no masterauth");
+	is_str(zconf_masterauth(conf, b), "pw", "b authenticates with a's requirepass");
+	is_str(zconf_masterauth(conf, cn), "own", "c with b's own requirepass");
+	zconf_node_foreach_setting(conf, b, collect_fn, &c);
+	ok(strstr(c.buf, " replicaof=127.0.0.1 7001 masterauth=pw ") != NULL &&
+		   strcmp(c.buf + strlen(c.buf) - strlen("masterauth=pw "), "masterauth=pw ") == 0,
+	   "b's settings end with replicaof and masterauth: %s", c.buf);
+	c.len = 0;
+	c.buf[0] = '\0';
+	zconf_node_foreach_setting(conf, a, collect_fn, &c);
+	ok(strstr(c.buf, "replicaof") == NULL && strstr(c.buf, "masterauth") == NULL,
+	   "a primary gets neither: %s", c.buf);
+	zconf_free(conf);
+
+	path = write_file("repl.conf", "nodes = (\n"
+				       "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; },\n"
+				       "  { name = \"b\"; address = \"127.0.0.1\"; port = 7002;\n"
+				       "    replica-of = \"a\"; }\n"
+				       ");\n");
+	ok(zconf_load(path, &conf, &err) == 0, "replica without requirepass loads");
+	c.len = 0;
+	c.buf[0] = '\0';
+	if (conf)
+		zconf_node_foreach_setting(conf, zconf_find_node(conf, "b"), collect_fn, &c);
+	ok(strstr(c.buf, "replicaof=127.0.0.1 7001 ") != NULL && strstr(c.buf, "masterauth") == NULL,
+	   "no masterauth when the primary has no password: %s", c.buf);
+	zconf_free(conf);
+
+	path = write_file("repl.conf",
+			  "nodes = (\n"
+			  "  { name = \"a\"; address = \"127.0.0.1\"; port = 7001;\n"
+			  "    replica-of = \"b\"; },\n"
+			  "  { name = \"b\"; address = \"127.0.0.1\"; port = 7002; replica-of = \"a\"; }\n"
+			  ");\n");
+	ok(zconf_load(path, &conf, &err) == -EINVAL && !conf, "a loop of two is refused");
+	is_int(err.line, 3, "at the first member's replica-of line");
+	ok(strstr(err.message, "loop (a -> b -> a)") != NULL, "naming the loop: %s", err.message);
+	path = write_file("repl.conf",
+			  "supervisor = { catch-up-lag = \"2gb\"; };\n"
+			  "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 7001; } );\n");
+	ok(zconf_load(path, &conf, &err) == -EINVAL && strstr(err.message, "catch-up-lag") != NULL,
+	   "catch-up-lag past 1 GiB refused: %s", err.message);
+	unlink(write_file("repl.conf", ""));
+}
+
 static void test_errors(void)
 {
 	struct zconf *conf;
@@ -170,6 +250,7 @@ int main(void)
 		skip_all("mkdtemp failed");
 	test_units();
 	test_load();
+	test_replicas();
 	test_errors();
 	unlink(write_file("ok.conf", ""));
 	unlink(write_file("bad.conf", ""));
