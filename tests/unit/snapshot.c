@@ -36,7 +36,7 @@ static int mem_write(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
-static uint64_t instant(void *ctx)
+static uint64_t instant(void *ctx, struct snapshot_origin *origin)
 {
 	return *(uint64_t *)ctx;
 }

@@ -33,7 +33,7 @@ void cmd_replicaof(struct client *c)
 		return;
 	}
 	long long port;
-	if (!cmd_arg_ll(c, 2, &port, "ERR value is not an integer or out of range"))
+	if (!cmd_arg_ll(c, 2, &port, "ERR Invalid master port"))
 		return;
 	if (port < 0 || port > 65535) {
 		reply_error(&c->out, "ERR Invalid master port");

@@ -24,8 +24,9 @@
  * (varint type, varint length, the bytes), so later fields (metadata,
  * replication ids, epochs) need no further version: a reader skips the
  * types it does not know. A version-1 payload is a version-2 payload with
- * an empty tail, so one decoder reads both; writers write version 2, with
- * an empty tail for now. Pure functions, no I/O, any thread.
+ * an empty tail, so one decoder reads both; writers write version 2.
+ * JR_SNAP_HEAD may end with a tail as well (the replication origin,
+ * JR_TAIL_ORIGIN_*): its readers never looked past its fields. Pure functions, no I/O, any thread.
  */
 #ifndef ZR_JOURNAL_H
 #define ZR_JOURNAL_H
@@ -56,6 +57,11 @@ enum jr_kind {
  * committed) at once in one stream: the writer side never has more, and
  * replay (replay.h) refuses a stream that has. */
 #define JR_MAX_OPEN_TXN 256
+
+/* Tail fields of JR_SNAP_HEAD: the replication history the snapshot is a
+ * point of (persist/snapshot.h struct snapshot_origin). */
+#define JR_TAIL_ORIGIN_ID 1	/* the replication id, 40 characters */
+#define JR_TAIL_ORIGIN_OFFSET 2 /* u64: the stream's offset at the instant */
 
 #define JR_SEG_FRESH 0x1 /* first segment after appendonly was turned on: no base before it */
 

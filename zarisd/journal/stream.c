@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,6 +63,7 @@ struct stream {
 	unsigned nwaiting;	       /* consumers in stream_wait */
 	unsigned room_waiters;	       /* appenders waiting for room */
 	size_t limit;
+	char id[41];	     /* the replication id of this history ("" = none yet) */
 	_Atomic size_t tail; /* history kept before the slowest cursor (stream_set_tail) */
 	uint64_t peak, waits, records;
 	bool frozen;
@@ -381,7 +383,9 @@ uint64_t stream_skip_large(struct stream *s, size_t bytes, uint64_t txn)
 	pthread_mutex_lock(&s->mu);
 	wait_while_frozen(s);
 	uint64_t seq = 0;
-	if (!s->consumers) {
+	/* with the backlog on every frame is kept and counted: a replica
+	 * continuing from an offset must never miss one */
+	if (!s->consumers && !s->backlog) {
 		s->base = s->end; /* the history would have a hole */
 		seq = next_seq(s, txn);
 		recompute_visible(s);
@@ -755,4 +759,20 @@ int stream_append_frame(struct stream *s, const unsigned char *frame, size_t len
 		*held = s->nholders > 0;
 	pthread_mutex_unlock(&s->mu);
 	return 0;
+}
+
+void stream_set_id(struct stream *s, const char *id)
+{
+	pthread_mutex_lock(&s->mu);
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t stream_origin(struct stream *s, char id[41])
+{
+	pthread_mutex_lock(&s->mu);
+	memcpy(id, s->id, sizeof(s->id));
+	uint64_t end = s->end;
+	pthread_mutex_unlock(&s->mu);
+	return end;
 }

@@ -163,6 +163,12 @@ bool stream_consumer_dropped(struct stream_consumer *c);
  * OFFSET (its primary's); what the ring held is dropped and every cursor
  * moves to OFFSET. */
 void stream_reset(struct stream *s, uint64_t seq, uint64_t offset);
+/* The replication id of the stream's history (repl/ sets it; snapshots
+ * keep it with their offset, so a restart continues the same history):
+ * ID, 40 characters, or "" for none. */
+void stream_set_id(struct stream *s, const char *id);
+/* *ID (41 bytes) and the stream's end offset, read together. */
+uint64_t stream_origin(struct stream *s, char id[41]);
 /* A replica: appends the frame FRAME[0..LEN) received from its primary as
  * it is (header and payload; its seq must be the next one: -ERANGE, and
  * -EINVAL when it is no JR_CMD / JR_COMMIT), gated as stream_append gates

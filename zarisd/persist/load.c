@@ -186,6 +186,32 @@ static void *snap_load_range(void *arg)
 	return NULL;
 }
 
+/* The replication origin in the tail of a JR_SNAP_HEAD (RD after its
+ * fields): a malformed or partial one is no origin. */
+static void head_origin(struct jreader rd, struct load_result *res)
+{
+	uint64_t type;
+	const char *p;
+	size_t n;
+	char id[41] = "";
+	uint64_t offset = 0;
+	bool have_off = false;
+	while (jr_tail_next(&rd, &type, &p, &n) == 1) {
+		if (type == JR_TAIL_ORIGIN_ID && n == 40) {
+			memcpy(id, p, 40);
+			id[40] = 0;
+		} else if (type == JR_TAIL_ORIGIN_OFFSET && n == 8) {
+			for (int i = 7; i >= 0; i--)
+				offset = offset << 8 | (unsigned char)p[i];
+			have_off = true;
+		}
+	}
+	if (id[0] && have_off) {
+		memcpy(res->origin_id, id, sizeof(id));
+		res->origin_offset = offset;
+	}
+}
+
 int load_snapshot(struct store *s, const char *path, unsigned threads, struct load_result *res, char *err,
 		  size_t errlen)
 {
@@ -236,6 +262,7 @@ int load_snapshot(struct store *s, const char *path, unsigned threads, struct lo
 					 path, at);
 				goto out;
 			}
+			head_origin(rd, res);
 			head = true;
 		} else if (kind == JR_SNAP_STR || kind == JR_SNAP_OBJ) {
 			if (n == cap) {

@@ -58,6 +58,10 @@ struct load_result {
 	uint64_t trimmed;  /* bytes cut off a truncated tail */
 	uint64_t snapshot_bytes;
 	int64_t ms;
+	/* the snapshot's replication origin (snapshot.h), origin_id "" when
+	 * it has none */
+	char origin_id[41];
+	uint64_t origin_offset;
 };
 
 /* Loads the snapshot at PATH with up to THREADS threads. Returns 0, -ENOENT

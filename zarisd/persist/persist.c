@@ -243,11 +243,12 @@ static void instant_gate(struct instant_ctx *ic)
 	pthread_mutex_unlock(&p->fin_mu);
 }
 
-static uint64_t at_instant(void *arg)
+static uint64_t at_instant(void *arg, struct snapshot_origin *origin)
 {
 	struct instant_ctx *ic = arg;
 	struct persist *p = ic->p;
 	instant_gate(ic);
+	origin->offset = stream_origin(p->env.stream, origin->id);
 	uint64_t seq = atomic_load_explicit(&p->aof_on, memory_order_relaxed)
 			       ? aof_cut(p->aof, ic->log_dir)
 			       : stream_last_seq(p->env.stream);
@@ -399,20 +400,20 @@ static void bg_wait(struct persist *p)
 
 struct stream_instant {
 	struct persist *p;
-	uint64_t (*instant_fn)(void *ctx);
+	snapshot_instant_fn instant_fn;
 	void *ctx;
 };
 
-static uint64_t stream_instant(void *arg)
+static uint64_t stream_instant(void *arg, struct snapshot_origin *origin)
 {
 	struct stream_instant *si = arg;
-	uint64_t seq = si->instant_fn(si->ctx);
+	uint64_t seq = si->instant_fn(si->ctx, origin);
 	pthread_rwlock_unlock(&si->p->gate);
 	return seq;
 }
 
-int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink,
-			uint64_t (*instant_fn)(void *ctx), void *ctx, struct snapshot_result *out)
+int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink, snapshot_instant_fn instant_fn,
+			void *ctx, struct snapshot_result *out)
 {
 	if (!p)
 		return -ENOTCONN;
@@ -652,6 +653,17 @@ int persist_init(const struct persist_env *env, struct persist **out)
 		       p->loaded.records);
 	p->loaded.ms = (zr_mono_us() - t0) / 1000;
 	stream_set_seq(p->env.stream, p->loaded.last_seq);
+	/* the snapshot's place in the replication history holds only when
+	 * nothing was replayed after it (a clean shutdown's final save): the
+	 * server then continues that history and its replicas, or it as a
+	 * replica, resync partially */
+	if (p->loaded.origin_id[0] && !p->loaded.records) {
+		stream_reset(p->env.stream, p->loaded.last_seq, p->loaded.origin_offset);
+		stream_set_id(p->env.stream, p->loaded.origin_id);
+		stream_set_backlog(p->env.stream, true); /* from here every write is in the history */
+		zr_log(ZR_LOG_NOTICE, "Replication history %s continues at offset %" PRIu64,
+		       p->loaded.origin_id, p->loaded.origin_offset);
+	}
 	if (aof) {
 		/* segments wholly covered by the snapshot are left over from a
 		 * crash between a snapshot and their deletion */

@@ -119,6 +119,7 @@ bool persist_bg_running(struct persist *p, bool *rewrite);
 
 struct snapshot_sink;
 struct snapshot_result;
+struct snapshot_origin;
 
 /* A primary's full sync: a snapshot to SINK (a replica's socket), taken
  * as a save takes it (one at a time, the whole-keyspace gate ordered with
@@ -126,7 +127,8 @@ struct snapshot_result;
  * runs with every shard lock held and returns the seq of the instant.
  * Returns snapshot_write_sink's result. */
 int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink,
-			uint64_t (*at_instant)(void *ctx), void *ctx, struct snapshot_result *out);
+			uint64_t (*at_instant)(void *ctx, struct snapshot_origin *origin), void *ctx,
+			struct snapshot_result *out);
 /* A replica's full sync, in two steps around the load of the received
  * snapshot, so that a crash at any point leaves on disk the old data or
  * the complete new copy, never a mix: BEGIN stops saves until END and,

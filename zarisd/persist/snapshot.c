@@ -19,9 +19,10 @@
 
 struct snap_ctx {
 	struct store *s;
-	uint64_t (*at_instant)(void *ctx);
+	snapshot_instant_fn at_instant;
 	void *ctx;
 	uint64_t seq;
+	struct snapshot_origin origin;
 	struct jbuf buf;
 	uint64_t keys;
 	unsigned ncmds;
@@ -30,7 +31,7 @@ struct snap_ctx {
 static void instant(void *arg)
 {
 	struct snap_ctx *sc = arg;
-	sc->seq = sc->at_instant ? sc->at_instant(sc->ctx) : 0;
+	sc->seq = sc->at_instant ? sc->at_instant(sc->ctx, &sc->origin) : 0;
 }
 
 static int emit_cmd(int argc, const char *const *argv, const size_t *lens, void *arg)
@@ -85,7 +86,7 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 	sc->keys++;
 }
 
-int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, uint64_t (*at_instant)(void *ctx),
+int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snapshot_instant_fn at_instant,
 			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -99,6 +100,13 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, uint6
 	jbuf_u64(&sc.buf, sc.seq);
 	jbuf_u64(&sc.buf, (uint64_t)zr_time_ms());
 	jbuf_u32(&sc.buf, store_databases(s));
+	if (sc.origin.id[0]) {
+		unsigned char le[8];
+		for (int i = 0; i < 8; i++)
+			le[i] = (unsigned char)(sc.origin.offset >> (8 * i));
+		jr_tail_put(&sc.buf, JR_TAIL_ORIGIN_ID, sc.origin.id, strlen(sc.origin.id));
+		jr_tail_put(&sc.buf, JR_TAIL_ORIGIN_OFFSET, le, sizeof(le));
+	}
 	jr_frame_end(&sc.buf, off);
 	uint64_t total = 0;
 	unsigned n = store_shard_count(s);
@@ -139,7 +147,7 @@ static int file_write(void *ctx, const void *p, size_t n)
 	return fileio_write_all(*(int *)ctx, p, n);
 }
 
-int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
+int snapshot_write(struct store *s, const char *path, snapshot_instant_fn at_instant, void *ctx,
 		   _Atomic uint64_t *progress, struct snapshot_result *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -19,6 +19,15 @@
 
 struct store;
 
+/* Where a snapshot stands in the replication history: the id and offset
+ * of the change stream at its instant (JR_SNAP_HEAD's tail, type
+ * JR_TAIL_ORIGIN_ID / JR_TAIL_ORIGIN_OFFSET); a restart from it continues
+ * that history (a replica resyncs partially). id "" = none. */
+struct snapshot_origin {
+	char id[41];
+	uint64_t offset;
+};
+
 struct snapshot_result {
 	uint64_t keys;
 	uint64_t bytes;	      /* file size */
@@ -35,18 +44,20 @@ struct snapshot_sink {
 	void *ctx;
 };
 
-/* Writes the snapshot to SINK. AT_INSTANT(CTX) runs with every shard lock
- * held and returns the journal seq of the instant. PROGRESS (may be NULL)
+/* Writes the snapshot to SINK. AT_INSTANT(CTX, ORIGIN) runs with every
+ * shard lock held, returns the journal seq of the instant and fills in
+ * *ORIGIN (zeroed before; left so: none). PROGRESS (may be NULL)
  * counts keys written. Returns 0 (OUT filled, bytes = all written), -EBUSY
  * (a snapshot runs; nothing written) or the sink's -errno (a prefix of the
  * image went to it). */
-int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, uint64_t (*at_instant)(void *ctx),
+typedef uint64_t (*snapshot_instant_fn)(void *ctx, struct snapshot_origin *origin);
+int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snapshot_instant_fn at_instant,
 			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out);
 
 /* The file sink: snapshot_write_sink into PATH.tmp, fsynced, renamed over
  * PATH. Returns 0, -EBUSY or -errno of the I/O (logged; PATH untouched,
  * PATH.tmp removed). */
-int snapshot_write(struct store *s, const char *path, uint64_t (*at_instant)(void *ctx), void *ctx,
+int snapshot_write(struct store *s, const char *path, snapshot_instant_fn at_instant, void *ctx,
 		   _Atomic uint64_t *progress, struct snapshot_result *out);
 
 #endif

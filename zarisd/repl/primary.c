@@ -40,15 +40,15 @@ struct full_sync {
 
 /* At the snapshot's instant, every shard lock held: the stream's end is
  * the sync's offset and the replica's cursor starts there. */
-static uint64_t sync_instant(void *arg)
+static uint64_t sync_instant(void *arg, struct snapshot_origin *origin)
 {
 	struct full_sync *fs = arg;
 	struct stream *s = fs->p->r->srv->stream;
 	stream_set_backlog(s, true);
 	fs->cons = stream_consumer_open(s, false, &fs->seq);
 	stream_consumer_set_drop(fs->cons, PEER_DROP_LIMIT);
-	uint64_t seq;
-	fs->offset = stream_position(s, &seq);
+	fs->offset = stream_origin(s, origin->id);
+	origin->offset = fs->offset;
 	return fs->seq;
 }
 

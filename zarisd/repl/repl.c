@@ -263,6 +263,7 @@ void repl_take_id(struct repl *r, const char *replid)
 	pthread_mutex_lock(&r->mu);
 	snprintf(r->replid, sizeof(r->replid), "%s", replid);
 	clear_id2(r);
+	stream_set_id(r->srv->stream, r->replid);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -313,6 +314,7 @@ int repl_replicaof(struct repl *r, const char *host, int port, char *err, size_t
 		memcpy(r->replid2, r->replid, 41);
 		r->second_off = (long long)end + 1;
 		repl_new_id(r->replid);
+		stream_set_id(srv->stream, r->replid);
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (old) {
@@ -392,7 +394,13 @@ struct repl *repl_create(struct server *srv, const struct load_apply *apply)
 	r->apply = *apply;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
-	repl_new_id(r->replid);
+	/* the history this server's data belongs to (a snapshot's origin,
+	 * persist.h), or a new one */
+	stream_origin(srv->stream, r->replid);
+	if (!r->replid[0]) {
+		repl_new_id(r->replid);
+		stream_set_id(srv->stream, r->replid);
+	}
 	clear_id2(r);
 	apply_backlog_size(r);
 	if (pthread_create(&r->timer, NULL, timer_main, r) != 0)

@@ -351,8 +351,13 @@ static bool session(struct link *l)
 		char id[41], off[32];
 		uint64_t seq;
 		repl_replid(r, id);
-		snprintf(off, sizeof(off), "%" PRIu64, stream_position(srv->stream, &seq) + 1);
-		rc = ask(fd, &b, line, sizeof(line), 3, (const char *[]){ "PSYNC", id, off });
+		uint64_t end = stream_position(srv->stream, &seq);
+		snprintf(off, sizeof(off), "%" PRIu64, end + 1);
+		/* a server with no history yet asks for a full sync, as Redis's
+		 * "PSYNC ? -1" */
+		bool fresh = end == 0;
+		rc = ask(fd, &b, line, sizeof(line), 3,
+			 (const char *[]){ "PSYNC", fresh ? "?" : id, fresh ? "-1" : off });
 	}
 	if (rc == 0 && !strncmp(line, "+FULLRESYNC ", 12)) {
 		char id[41];
