@@ -491,6 +491,13 @@ static enum dispatch_result run_command(struct client *c)
 	unsigned stack[DISPATCH_STACK_SHARDS];
 	unsigned *shards;
 	int nshards = dispatch_key_shards(c, cmd, stack, &shards);
+	/* a whole-keyspace write (FLUSHALL, FLUSHDB, SWAPDB) holds every shard
+	 * lock, as inside EXEC: run shard by shard, a write on another worker
+	 * could land in a shard it had done while its record went to the
+	 * stream before the whole-keyspace one, and a replay (the log, a
+	 * replica) would put it on the other side */
+	bool all = (cmd->flags & (CMD_WHOLEDB | CMD_WRITE)) == (CMD_WHOLEDB | CMD_WRITE) &&
+		   store_lock_all(srv->store);
 	if (nshards == 1)
 		store_lock(srv->store, shards[0]);
 	else if (nshards)
@@ -500,6 +507,8 @@ static enum dispatch_result run_command(struct client *c)
 		store_unlock(srv->store, shards[0]);
 	else if (nshards)
 		store_unlock_set(srv->store, shards, nshards);
+	if (all)
+		store_unlock_all(srv->store);
 	if (shards && shards != stack)
 		zr_free(shards);
 	/* blocking.h: serve clients blocked on keys this command pushed to

@@ -3,7 +3,10 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <strings.h>
 
+#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
 #include "zarisd/core/util.h"
 #include "zarisd/journal/format.h"
@@ -32,7 +35,10 @@ void propagate_thread_exit(void)
  * persistence's gate (persist.h); inside EXEC, EXEC holds every lock. */
 static bool gated(const struct client *c, const struct command *cmd)
 {
-	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC);
+	/* with every shard lock held (EXEC, a whole-keyspace write) no
+	 * snapshot's instant can come between: the gate, which a snapshot
+	 * takes before the shard locks, would be taken in the wrong order */
+	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC) && !store_thread_all_locked();
 }
 
 uint64_t propagate_begin(struct client *c, const struct command *cmd)
@@ -161,6 +167,48 @@ static void encode_versions(struct client *c, struct keyiter *keys)
 	jbuf_free(&tail);
 }
 
+/* The database a command put its key in when that is not c->db (MOVE
+ * key db, COPY src dst DB n), or -1. */
+static long other_db(const struct client *c, const struct command *cmd)
+{
+	long long db = -1;
+	if (cmd->handler == cmd_move && c->argc == 3)
+		db = strtoll(c->argv[2].ptr, NULL, 10);
+	else if (cmd->handler == cmd_copy)
+		for (int i = 3; i + 1 < c->argc; i++)
+			if (c->argv[i].len == 2 && !strncasecmp(c->argv[i].ptr, "db", 2))
+				db = strtoll(c->argv[i + 1].ptr, NULL, 10);
+	return db >= 0 && db != (long long)c->db && db < (long long)store_databases(c->srv->store) ? (long)db
+												   : -1;
+}
+
+/* JR_TAIL_DB_VERSIONS: the versions of C's keys in database DB (the
+ * destination of a MOVE or COPY), so a replay gives them back too. */
+static void encode_db_versions(struct client *c, struct keyiter keys, long db)
+{
+	struct jbuf f;
+	jbuf_init(&f);
+	jbuf_varint(&f, (uint64_t)db);
+	unsigned found = 0;
+	struct jbuf pairs;
+	jbuf_init(&pairs);
+	for (int i; (i = keyiter_next(&keys)) >= 0;) {
+		struct entry *e = store_find_locked(
+			c->srv->store, (unsigned)db, c->argv[i].ptr, c->argv[i].len, c->now_ms,
+			STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS | STORE_LOOKUP_NOEXPIRE);
+		if (e) {
+			jr_cmd_version(&pairs, c->argv[i].ptr, c->argv[i].len, entry_version(e));
+			found++;
+		}
+	}
+	jbuf_varint(&f, found);
+	jbuf_put(&f, pairs.p, pairs.len);
+	if (found)
+		jr_tail_put(&tl_rec, JR_TAIL_DB_VERSIONS, f.p, f.len);
+	jbuf_free(&pairs);
+	jbuf_free(&f);
+}
+
 /* An upper bound of the record of C's argv, before it is built. */
 static size_t argv_record_size(const struct client *c)
 {
@@ -241,7 +289,11 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		for (int i = 0; i < c->argc; i++)
 			jbuf_bytes(&tl_rec, c->argv[i].ptr, c->argv[i].len);
 	}
+	struct keyiter keys_again = keys;
 	encode_versions(c, &keys);
+	long odb = other_db(c, cmd);
+	if (__builtin_expect(odb >= 0, 0))
+		encode_db_versions(c, keys_again, odb);
 	/* no jr_frame_end: the stream numbers the frame and then fills in
 	 * its length and checksum, once */
 	seq = stream_append(s, &tl_rec, txn, &held);

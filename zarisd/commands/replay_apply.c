@@ -136,6 +136,36 @@ static bool run_locked(struct replay_applier *ra, const struct rcmd *rc, const s
 	return c->out.errors != errors;
 }
 
+/* JR_TAIL_DB_VERSIONS: the versions of the keys a MOVE or COPY left in
+ * another database (the same key names as the record's: their shards are
+ * held). */
+static void restore_db_versions(struct store *s, const struct jr_cmd *rec)
+{
+	struct jreader tail = rec->tail;
+	uint64_t type;
+	const char *p;
+	size_t n;
+	while (jr_tail_next(&tail, &type, &p, &n) == 1) {
+		if (type != JR_TAIL_DB_VERSIONS)
+			continue;
+		struct jreader f = { (const unsigned char *)p, (const unsigned char *)p + n };
+		uint64_t db, count;
+		if (!jrd_varint(&f, &db) || !jrd_varint(&f, &count) || db >= store_databases(s))
+			continue;
+		for (uint64_t i = 0; i < count; i++) {
+			const char *key;
+			size_t klen;
+			uint64_t version;
+			if (!jr_next_version(&f, &key, &klen, &version))
+				break;
+			struct entry *e = store_find_locked(s, (unsigned)db, key, klen, rec->now_ms,
+							    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
+			if (e)
+				store_entry_set_version_locked(s, e, version);
+		}
+	}
+}
+
 int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t errlen)
 {
 	struct replay_applier *ra = arg;
@@ -193,10 +223,10 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 			continue;
 		add_shard(ra, &n, store_shard_of(s, key, klen));
 	}
-	/* as EXEC: a whole-keyspace command among others runs with every
-	 * lock held (the store's whole-keyspace functions then lock nothing);
-	 * alone it runs as the dispatcher runs it, locking shard by shard */
-	bool all = wholedb && rec->ncmds > 1;
+	/* as EXEC and the dispatcher: a whole-keyspace command runs with
+	 * every lock held (the store's whole-keyspace functions then lock
+	 * nothing) */
+	bool all = wholedb;
 	int nshards = all ? 0 : store_shards_normalize(ra->shards, (int)n);
 	if (all)
 		store_lock_all(s);
@@ -220,6 +250,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		if (e)
 			store_entry_set_version_locked(s, e, version);
 	}
+	restore_db_versions(s, rec);
 	if (all)
 		store_unlock_all(s);
 	else if (nshards == 1)

@@ -63,6 +63,11 @@ enum jr_kind {
 #define JR_TAIL_ORIGIN_ID 1	/* the replication id, 40 characters */
 #define JR_TAIL_ORIGIN_OFFSET 2 /* u64: the stream's offset at the instant */
 
+/* Tail field of JR_CMD: versions of keys the record's commands left in
+ * another database (MOVE, COPY ... DB): varint db, varint count, then
+ * count (key, version) pairs as in the versions list. */
+#define JR_TAIL_DB_VERSIONS 1
+
 #define JR_SEG_FRESH 0x1 /* first segment after appendonly was turned on: no base before it */
 
 /* A growable byte buffer the encoder appends to. */

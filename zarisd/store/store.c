@@ -211,6 +211,11 @@ bool store_lock_all(struct store *s)
 	return true;
 }
 
+bool store_thread_all_locked(void)
+{
+	return store_all_locked;
+}
+
 void store_unlock_all(struct store *s)
 {
 	store_all_locked = false;

@@ -146,6 +146,8 @@ void store_unlock(struct store *s, unsigned shard);
  * could refuse). TSan: run with detect_deadlocks=0 (1024 held locks). */
 bool store_lock_all(struct store *s);
 void store_unlock_all(struct store *s);
+/* Whether this thread holds every shard lock (store_lock_all). */
+bool store_thread_all_locked(void);
 /* Sorts SHARDS ascending and removes duplicates; returns the new count. */
 int store_shards_normalize(unsigned *shards, int n);
 /* Locks / unlocks a normalized shard set (ascending order). */
