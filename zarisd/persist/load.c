@@ -146,7 +146,10 @@ static void *snap_load_range(void *arg)
 				      k.db, store_databases(s));
 			break;
 		}
-		if (k.expire >= 0 && k.expire < sl->now) {
+		/* a replica keeps what its primary's snapshot holds, expired or
+		 * not: its primary's records say what becomes of it (a DEL, or
+		 * a PERSIST that ran before the TTL passed) */
+		if (k.expire >= 0 && k.expire < sl->now && !store_replica_mode(s)) {
 			sl->expired++;
 			continue;
 		}

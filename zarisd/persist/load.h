@@ -7,8 +7,10 @@
  * the applier main installed: load_set_apply). Then the journal segments
  * are replayed in order from the snapshot's seq + 1 by the replay state
  * machine (journal/replay.h), each record with the wall clock it first
- * ran with, and every touched key gets back the version it had. TTLs are absolute: keys that expired while the server
- * was down are dropped (counted).
+ * ran with, and every touched key gets back the version it had. TTLs are
+ * absolute: keys that expired while the server was down are dropped
+ * (counted), but by a store in replica mode (a replica's full sync), which
+ * never expires on its own.
  *
  * Errors: a truncated last frame of the last segment is trimmed (the file
  * is cut back to the last whole record, with a warning) when TRIM is set;
