@@ -44,7 +44,7 @@ from zaris import Client, ProtocolError, SLOW, HOST
 from zaris_sys import start_server
 from cmdgen import random_command
 
-__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "data_dir", "info", "info_int", "wait_for", "wait_in_sync",
+__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "data_dir", "info", "info_int", "wait_for", "wait_in_sync", "replicas_online",
            "wait_link", "sync_state", "dump", "differences", "Workload", "Writers", "run_clients", "databases", "fill", "fill_value"]
 
 ENGINE = os.environ.get("ZARIS_REPL_ENGINE") or "zarisd"
@@ -134,17 +134,27 @@ def sync_state(pc, rc):
                                           ", ".join("%s=%s" % (k, r[k]) for k in keep if k in r))
 
 
+def replicas_online(pi):
+    """Whether INFO replication PI (a dict) of a primary lists replicas and
+    all of them are state=online (Redis puts a replica online at its first
+    ACK after the sync, up to a second after the replica's link is up)."""
+    lines = [v for k, v in pi.items() if re.match(r"slave\d+$", k)]
+    return bool(lines) and all("state=online" in v.split(",") for v in lines)
+
+
 def wait_in_sync(pc, rc, timeout=30.0):
     """Waits (bounded) until the replica behind client RC has its link up, no
     sync in progress and slave_repl_offset >= the primary's (client PC)
-    master_repl_offset, read before each look at the replica: call it once
-    the writes have stopped. True when in sync."""
+    master_repl_offset, read before each look at the replica, and the
+    primary lists its replicas online: call it once the writes have
+    stopped. True when in sync."""
     def synced():
         try:
-            off = int(info(pc)["master_repl_offset"])
+            p = info(pc)
+            off = int(p["master_repl_offset"])
             r = info(rc)
             return (r.get("master_link_status") == "up" and r.get("master_sync_in_progress") == "0"
-                    and int(r.get("slave_repl_offset", "-1")) >= off)
+                    and int(r.get("slave_repl_offset", "-1")) >= off and replicas_online(p))
         except (KeyError, ValueError):
             return False
     return bool(wait_for(synced, timeout))
