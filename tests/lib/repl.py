@@ -44,8 +44,9 @@ from zaris import Client, ProtocolError, SLOW, HOST
 from zaris_sys import start_server
 from cmdgen import random_command
 
-__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "data_dir", "info", "info_int", "wait_for", "wait_in_sync", "replicas_online",
-           "wait_link", "sync_state", "dump", "differences", "Workload", "Writers", "run_clients", "databases", "fill", "fill_value"]
+__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "data_dir", "info", "info_int", "wait_for", "wait_in_sync",
+           "replicas_online", "wait_link", "sync_state", "dump", "differences", "Workload", "Writers", "run_clients",
+           "databases", "fill", "fill_value", "scan_keys"]
 
 ENGINE = os.environ.get("ZARIS_REPL_ENGINE") or "zarisd"
 if ENGINE not in ("zarisd", "redis"):
@@ -176,7 +177,8 @@ def databases(cl):
     return int(r[1]) if isinstance(r, list) and len(r) == 2 else 16
 
 
-def _scan(cl):
+def scan_keys(cl):
+    """Every key of CL's current database (SCAN, duplicates taken out)."""
     keys, cur = set(), "0"
     for _ in range(1 << 22):
         cur, batch = cl.call("SCAN", cur, "COUNT", "1000").py()
@@ -219,7 +221,7 @@ def dump(cl, versions=None, batch=500):
         if not sizes[db]:
             continue
         cl.call("SELECT", db)
-        keys = sorted(_scan(cl))
+        keys = sorted(scan_keys(cl))
         for i in range(0, len(keys), batch):
             part = keys[i:i + batch]
             per = 3 if versions else 2
