@@ -146,7 +146,9 @@ def reset_replica(r):
 
 
 def start_sync(rc, p):
-    rc.call("REPLICAOF", HOST, str(p.port))
+    r = rc.call("REPLICAOF", HOST, str(p.port))
+    if r.is_error():
+        bail_out("REPLICAOF refused: %s" % r.value)
     return wait_for(lambda: info(rc).get("master_sync_in_progress") == "1", 30, step=0.002)
 
 

@@ -116,8 +116,8 @@ try:
     pair = NetnsPair()
 except NetnsUnavailable as e:
     pair = None
-    for name in ("linked", "the replica notices the cut", "writes", "in sync", "no full sync", "partial",
-                 "keyspace"):
+    for name in ("linked", "the replica notices the cut", "the link back up", "writes", "in sync", "no full sync",
+                 "partial", "keyspace"):
         skip("%s: %s: cannot create a network namespace (%s)" % (what, name, e))
 if pair is not None:
     try:
