@@ -125,8 +125,9 @@ for way, cycles in ways:
         ok(acked_total > 0, "%s: %d acknowledged, %d of them not on the replica (reported, not asserted)"
            % (way, acked_total, lost_total))
     else:
-        ok(acked_total > 0 and lost_total == 0, "%s: %d acknowledged writes, %d lost" % (way, acked_total, lost_total)) \
-            or diag("e.g. %r" % examples[:5])
+        if not ok(acked_total > 0 and lost_total == 0,
+                  "%s: %d acknowledged writes, %d lost" % (way, acked_total, lost_total)):
+            diag("e.g. %r" % examples[:5])
 
 engine = "redis-server" if is_redis() else "zarisd"
 diag("kill -9 of the primary under %d writers (%s):" % (WRITERS, engine))

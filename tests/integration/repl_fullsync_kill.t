@@ -26,7 +26,6 @@
 # (attempts per side, default 1) for other runs; seeded (ZARIS_SEED).
 
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -122,7 +121,8 @@ def kv_dump(cl):
 def equal(pc, rc, what):
     ok(wait_in_sync(pc, rc, timeout=120), "%s: the sync completes" % what) or diag(sync_state(pc, rc))
     a, b = kv_dump(pc), kv_dump(rc)
-    if not ok(a == b and len(a) > KEYS, "%s: the replica's keys and values are the primary's (%d keys)" % (what, len(a))):
+    if not ok(a == b and len(a) > KEYS,
+              "%s: the replica's keys and values are the primary's (%d keys)" % (what, len(a))):
         only_a = [k for k in a if k not in b]
         only_b = [k for k in b if k not in a]
         diff = [k for k in a if k in b and a[k] != b[k]]

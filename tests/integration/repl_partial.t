@@ -70,8 +70,9 @@ def finish(what, pc, rc, wr, before):
     ok(after[1] > before[1], "%s: a partial resync (sync_partial_ok %d -> %d)" % (what, before[1], after[1]))
     a, b = dump(pc), dump(rc)
     lines = differences(a, b)
-    ok(len(a) >= 20 and not lines, "%s: the replica's keyspace is the primary's (%d keys)" % (what, len(a))) or \
-        [diag(line) for line in lines or ["only %d keys" % len(a)]]
+    if not ok(len(a) >= 20 and not lines, "%s: the replica's keyspace is the primary's (%d keys)" % (what, len(a))):
+        for line in lines or ["only %d keys" % len(a)]:
+            diag(line)
 
 
 # ---- (a) the replica process dies and comes back on its data -------------------------------------
