@@ -19,6 +19,8 @@
 # 3. Writes during the full sync: the streams keep running on the primary
 #    from before REPLICAOF until after the link is up; once they stop, the
 #    dumps are equal.
+# 4. A replica of that replica (a chain, issue 15): after more streams on
+#    the primary its keyspace is the primary's.
 #
 # ZARIS_REPL_ENGINE=redis runs it on redis-server pairs (the matrix is one
 # pair then, versions are not compared). Seeded (ZARIS_SEED repeats a run);
@@ -131,4 +133,21 @@ ok(linked and not wr.errors, "writes during the full sync: the link came up, %d 
 ok(during > 0, "writes during the full sync: streams ran while the replica synced")
 ws[0].quiesce()
 check_equal(pc, rc, "writes during the full sync", min_keys=FILL)
+
+# ---- 4. a replica of the replica ---------------------------------------------------------------
+what = "a replica of the replica"
+r2 = start_node("replica-of-replica", threads=1, replicaof=(HOST, r.port))
+r2c = r2.client()
+ok(wait_link(r2c, timeout=60), "%s: its link is up" % what) or diag(sync_state(rc, r2c))
+ws = workloads(2, flush=False)
+sent, errs = run_clients([p.client() for _ in ws], ws, COMMANDS // 2)
+ok(not errs, "%s: %d more stream items on the primary" % (what, sent)) or diag(errs)
+ws[0].quiesce()
+ok(wait_in_sync(pc, rc) and wait_in_sync(rc, r2c), "%s: both replicas reach their primary's offset" % what) or \
+    diag(sync_state(rc, r2c))
+a, b = dump(pc), dump(r2c)
+lines = differences(a, b, lb="replica of the replica")
+if not ok(len(a) >= FILL and not lines, "%s: its keyspace is the primary's (%d keys)" % (what, len(a))):
+    for line in lines or ["only %d keys" % len(a)]:
+        diag(line)
 sys.exit(done_testing())
