@@ -13,8 +13,8 @@ What it owns:
   * start_node(...): a zarisd or redis-server on a free loopback port
     (zaris_sys.start_server, so it also starts inside a network namespace),
     optionally a replica of (host, port) from the start (--replicaof
-    "host port"), DEBUG allowed; data_dir() gives a temp directory removed
-    at exit.
+    "host port"), DEBUG allowed; start_group(n) a primary and n replicas;
+    data_dir() gives a temp directory removed at exit.
   * info(cl, section): INFO as a dict; wait_in_sync(primary, replica):
     bounded wait until the replica's link is up, no sync in progress and
     its slave_repl_offset has reached the primary's master_repl_offset
@@ -44,7 +44,7 @@ from zaris import Client, ProtocolError, SLOW, HOST
 from zaris_sys import start_server
 from cmdgen import random_command
 
-__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "data_dir", "info", "info_int", "wait_for", "wait_in_sync",
+__all__ = ["ENGINE", "HOST", "is_redis", "start_node", "start_group", "data_dir", "info", "info_int", "wait_for", "wait_in_sync",
            "replicas_online", "wait_link", "sync_state", "dump", "differences", "Workload", "Writers", "run_clients",
            "databases", "fill", "fill_value", "scan_keys"]
 
@@ -90,6 +90,15 @@ def start_node(name, threads=None, io_backend=None, extra=(), replicaof=None, **
     if is_redis():
         return start_server("redis", extra=args, name="redis-" + name, **kw)
     return start_server("zarisd", extra=args, threads=threads, io_backend=io_backend, name="zarisd-" + name, **kw)
+
+
+def start_group(replicas=1, threads=None, io_backend=None, extra=(), replica_extra=(), tag=""):
+    """A primary and REPLICAS replicas of it (started with --replicaof):
+    (primary, [replica, ...]); the links are not waited for."""
+    p = start_node("primary" + tag, threads=threads, io_backend=io_backend, extra=extra)
+    rs = [start_node("replica%d%s" % (i, tag), threads=threads, io_backend=io_backend, replicaof=(HOST, p.port),
+                     extra=list(extra) + list(replica_extra)) for i in range(replicas)]
+    return p, rs
 
 
 # ------------------------------------------------------------------ INFO, waits
