@@ -21,6 +21,11 @@
 #    dumps are equal.
 # 4. A replica of that replica (a chain, issue 15): after more streams on
 #    the primary its keyspace is the primary's.
+# 5. Keys whose TTL runs out while a full sync runs, made persistent on the
+#    primary meanwhile (PERSIST right after REPLICAOF): the replica must
+#    keep what the snapshot gave it, expired or not, until the primary's
+#    records say otherwise (Redis's replica loads expired keys), so it
+#    has them too.
 #
 # ZARIS_REPL_ENGINE=redis runs it on redis-server pairs (the matrix is one
 # pair then, versions are not compared). Seeded (ZARIS_SEED repeats a run);
@@ -150,4 +155,16 @@ lines = differences(a, b, lb="replica of the replica")
 if not ok(len(a) >= FILL and not lines, "%s: its keyspace is the primary's (%d keys)" % (what, len(a))):
     for line in lines or ["only %d keys" % len(a)]:
         diag(line)
+
+# ---- 5. TTLs that run out during the full sync, kept by the primary --------------------------------
+what = "TTLs running out during a full sync"
+r3 = start_node("replica-ttl", threads=2)
+r3c = r3.client()
+pc.pipeline([("SET", "ttl:%d" % i, "v%d" % i, "PX", str(20 + 5 * i)) for i in range(200)])
+r3c.call("REPLICAOF", HOST, p.port)
+seen = wait_for(lambda: info(r3c).get("master_sync_in_progress") == "1", 10, step=0.001)
+kept = sum(x.py() for x in pc.pipeline([("PERSIST", "ttl:%d" % i) for i in range(200)]))
+ok(wait_link(r3c, timeout=60), "%s: 200 keys with TTLs of 20..1015 ms, REPLICAOF, once the sync is in progress "
+   "(seen: %s) PERSIST of those left (%d)" % (what, bool(seen), kept)) or diag(sync_state(pc, r3c))
+check_equal(pc, r3c, what, min_keys=FILL)
 sys.exit(done_testing())
