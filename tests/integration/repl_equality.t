@@ -4,6 +4,11 @@
 # value, its absolute expiry (PEXPIRETIME) and, on zarisd, its version
 # (DEBUG KEY-VERSION).
 #
+# 0. Command by command: short fixed sequences (strings, lists, MOVE, COPY
+#    DB, RENAME, SWAPDB, FLUSHDB, PFCOUNT, SPOP, TTLs, MULTI/EXEC across
+#    databases, sorted-set pops, bit ops, a lazy expiry, blocking pops
+#    served at once and a waiter served by a push), each on an empty
+#    keyspace, then the dumps compared: which command breaks equality.
 # 1. A small matrix of pairs (io backends uring and epoll, 1 and 2 threads,
 #    on each side; the replica started with --replicaof): three clients at
 #    once on the primary, each a random stream (tests/lib/repl.py's
@@ -86,6 +91,58 @@ def check_equal(pc, rc, what, min_keys=20):
             diag("e.g. %r" % (bad[:3],))
     return a
 
+
+# ---- 0. command by command ----------------------------------------------------------------------
+CASES = [
+    [["SET", "a", "1"], ["APPEND", "a", "x"], ["SETRANGE", "a", "5", "y"], ["GETSET", "a", "2"]],
+    [["MSET", "a", "1", "b", "2"], ["INCRBYFLOAT", "a", "1.5"], ["GETDEL", "b"]],
+    [["RPUSH", "l", "a", "b", "c"], ["LMOVE", "l", "l2", "LEFT", "RIGHT"], ["LMPOP", "1", "l", "LEFT", "COUNT", "2"]],
+    [["SET", "a", "1"], ["MOVE", "a", "1"]],
+    [["SET", "a", "1"], ["COPY", "a", "b"], ["COPY", "a", "a", "DB", "2"]],
+    [["SET", "a", "1"], ["RENAME", "a", "b"], ["RENAMENX", "b", "c"]],
+    [["SET", "a", "1"], ["SELECT", "1"], ["SET", "a", "2"], ["SWAPDB", "0", "1"], ["SELECT", "0"]],
+    [["SET", "a", "1"], ["SELECT", "1"], ["SET", "b", "2"], ["FLUSHDB"], ["SELECT", "0"]],
+    [["PFADD", "p", "a", "b"], ["PFCOUNT", "p"]],
+    [["SADD", "s", "a", "b", "c", "d"], ["SPOP", "s"], ["SPOP", "s", "2"], ["SMOVE", "s", "s2", "a"]],
+    [["SET", "a", "1"], ["EXPIRE", "a", "1000"], ["SET", "b", "1", "PX", "100000"], ["GETEX", "b", "PERSIST"],
+     ["SET", "c", "1", "EX", "100"], ["SET", "c", "2", "KEEPTTL"], ["PEXPIREAT", "c", "1"]],
+    [["HSET", "h", "a", "1"], ["HINCRBYFLOAT", "h", "a", "1.5"], ["HDEL", "h", "x"]],
+    [["MULTI"], ["SET", "a", "1"], ["INCR", "a"], ["SELECT", "1"], ["SET", "b", "x"], ["EXEC"], ["SELECT", "0"]],
+    [["ZADD", "z", "1", "a", "2", "b"], ["ZUNIONSTORE", "z2", "1", "z"], ["ZPOPMIN", "z"], ["ZMPOP", "1", "z2", "MAX"]],
+    [["SETBIT", "b", "7", "1"], ["BITOP", "NOT", "b2", "b"], ["BITFIELD", "b", "INCRBY", "u8", "0", "300"]],
+    [["SET", "a", "1", "PX", "1"], ["DEBUG", "SLEEP", "0.01"], ["GET", "a"], ["SET", "b", "2"]],
+    [["RPUSH", "l", "x"], ["BLPOP", "l", "1"], ["BLMOVE", "l", "l2", "LEFT", "LEFT", "0.01"]],
+]
+
+plan_note = "command by command"
+p = start_node("primary-cmds", threads=2)
+r = start_node("replica-cmds", threads=2, replicaof=(HOST, p.port))
+pc, rc = p.client(), r.client()
+ok(wait_in_sync(pc, rc), "%s: the replica is in sync" % plan_note) or diag(sync_state(pc, rc))
+for case in CASES + ["a waiter served"]:
+    pc.call("FLUSHALL")
+    if case == "a waiter served":
+        # BLPOP blocked before the push: the primary's records are the push
+        # and the pop (Redis propagates RPUSH, then LPOP)
+        waiter = p.client()
+        waiter.send("BLPOP", "wl", "5")
+        wait_blocked(pc, 1)
+        pc.call("RPUSH", "wl", "a", "b")
+        waiter.read_reply()
+        waiter.close()
+    else:
+        for args in case:
+            pc.call(*args)
+    name = case if isinstance(case, str) else " ; ".join(" ".join(a) for a in case)
+    if not ok(wait_in_sync(pc, rc), "%s: in sync after %s" % (plan_note, name)):
+        diag(sync_state(pc, rc))
+    a, b = dump(pc), dump(rc)
+    lines = differences(a, b)
+    if not ok(not lines, "%s: %s: the replica's keys are the primary's (%d keys)" % (plan_note, name, len(a))):
+        for line in lines:
+            diag(line)
+r.cleanup()
+p.cleanup()
 
 # ---- 1. the matrix --------------------------------------------------------------------------
 for pb, pt, rb, rt in MATRIX:
