@@ -194,6 +194,7 @@ class Server:
         self._logdir = tempfile.mkdtemp(prefix="zaris-itest-")
         self.logpath = os.path.join(self._logdir, name + ".log")
         self._argv_fn = argv_fn
+        self._next_port = None
         _servers.append(self)
         last = None
         for _ in range(attempts):
@@ -213,7 +214,7 @@ class Server:
         return reply.value == "PONG"
 
     def _start(self, timeout):
-        self.port = free_port()
+        self.port = self._next_port or free_port()
         self.argv = self._argv_fn(self.port)
         log = open(self.logpath, "ab")
         log.write(("=== %s\n" % " ".join(self.argv)).encode())
@@ -284,8 +285,22 @@ class Server:
                 p.wait()
         return p.returncode
 
-    def restart(self, timeout=10.0 * SLOW):
+    def kill(self):
+        """SIGKILL (kill -9) and reap; returns the exit status."""
+        p = self.proc
+        if p is not None and p.poll() is None:
+            try:
+                p.kill()
+            except ProcessLookupError:
+                pass
+            p.wait()
+        return None if p is None else p.returncode
+
+    def restart(self, timeout=10.0 * SLOW, same_port=False):
+        """stop() and start again; SAME_PORT keeps the port (e.g. a
+        primary its replicas point at) instead of taking a fresh one."""
         self.stop()
+        self._next_port = self.port if same_port else None
         last = None
         for _ in range(3):
             try:
