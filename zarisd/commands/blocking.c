@@ -8,6 +8,7 @@
  * a fixed worker count); until then every entry point is a no-op.
  */
 #include "zarisd/commands/blocking.h"
+#include "zarisd/commands/propagate.h"
 
 #include <assert.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include "zarisd/server/client.h"
 #include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
@@ -331,6 +333,8 @@ struct bw_mail {
 	struct bwaiter *w;
 	enum bw_outcome outcome;
 	struct obuf reply; /* BW_SERVED: the bytes to append */
+	uint64_t seq;	   /* BW_SERVED: the seq of the pop's record (0: none) */
+	bool held;	   /* its reply waits for the log (appendfsync always) */
 };
 
 static void mail_finish(struct client *c, void *arg)
@@ -341,6 +345,17 @@ static void mail_finish(struct client *c, void *arg)
 	if (c && w->c == c) {
 		c->flags &= ~CLIENT_BLOCKED;
 		if (m->outcome == BW_SERVED) {
+			/* the pop is this client's write: its reply waits as a
+			 * command's would (the log, replica-ack) and WAIT counts it */
+			if (m->seq) {
+				c->last_write_seq = m->seq;
+				if (m->held && m->seq > c->journal_seq)
+					c->journal_seq = m->seq;
+				if (atomic_load_explicit(&c->srv->cfg->replica_ack, memory_order_relaxed) >
+					    0 &&
+				    m->seq > c->repl_seq)
+					c->repl_seq = m->seq;
+			}
 			struct iovec iov[16];
 			int n;
 			while ((n = obuf_iov(&m->reply, iov, 16)) > 0) {
@@ -363,11 +378,14 @@ static void mail_finish(struct client *c, void *arg)
 	zr_free(m);
 }
 
-static void post(struct server *srv, struct bwaiter *w, enum bw_outcome outcome, struct obuf *reply)
+static void post(struct server *srv, struct bwaiter *w, enum bw_outcome outcome, struct obuf *reply,
+		 uint64_t seq, bool held)
 {
 	struct bw_mail *m = zr_malloc(sizeof(*m));
 	m->w = w;
 	m->outcome = outcome;
+	m->seq = seq;
+	m->held = held;
 	if (reply)
 		m->reply = *reply; /* takes the chunks */
 	else
@@ -602,11 +620,22 @@ static void serve_key(struct server *srv, struct blocking *b, const struct ready
 					     .now_ms = zr_time_ms(),
 					     .w = w };
 		enum blocking_serve_result r = w->ops->serve(&bs);
+		/* the pop's record, still under its locks (propagate.h) */
+		uint64_t seq = 0;
+		bool held = false;
+		if (r == BLOCKING_SERVED) {
+			const char *argv[BLOCKING_EFFECT_MAX];
+			size_t lens[BLOCKING_EFFECT_MAX];
+			char num[32];
+			int nkeys = 1;
+			int argc = w->ops->effect(w->arg, rk->key, rk->klen, argv, lens, num, &nkeys);
+			seq = propagate_effect(srv, rk->db, bs.now_ms, argc, argv, lens, nkeys, &held);
+		}
 		if (s2 != rk->shard)
 			store_unlock(b->store, s2);
 		store_unlock(b->store, rk->shard);
 		if (r == BLOCKING_SERVED)
-			post(srv, w, BW_SERVED, &out);
+			post(srv, w, BW_SERVED, &out, seq, held);
 		else
 			obuf_free(&out);
 		if (r == BLOCKING_NOT_READY)
@@ -670,7 +699,7 @@ void blocking_cron(struct server *srv, unsigned worker, int64_t now_ms)
 		struct bwaiter *w = wk->heap[0];
 		heap_remove(wk, w);
 		if (w->c && claim(w))
-			post(srv, w, BW_TIMEOUT, NULL);
+			post(srv, w, BW_TIMEOUT, NULL, 0, false);
 	}
 }
 
@@ -697,7 +726,7 @@ bool blocking_unblock(struct server *srv, uint64_t id, bool error)
 			if (w->client_id != id)
 				continue;
 			if (w->c && claim(w)) {
-				post(srv, w, error ? BW_UNBLOCK_ERROR : BW_TIMEOUT, NULL);
+				post(srv, w, error ? BW_UNBLOCK_ERROR : BW_TIMEOUT, NULL, 0, false);
 				done = true;
 			}
 			break;

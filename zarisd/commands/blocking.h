@@ -99,7 +99,16 @@ struct blocking_ops {
 	void (*timeout_reply)(struct obuf *out, const void *arg);
 	/* Frees ARG (may be NULL). */
 	void (*free_arg)(void *arg);
+	/* The served pop as the command that repeats it, for the change
+	 * stream (as Redis propagates a served BLPOP as LPOP, BLMOVE as
+	 * LMOVE, BZPOPMIN as ZPOPMIN): fills ARGV and LENS (at most
+	 * BLOCKING_EFFECT_MAX, borrowing KEY, ARG's strings and NUM, 32 bytes
+	 * of scratch) and returns argc; *NKEYS: how many arguments after the
+	 * name are keys. */
+	int (*effect)(const void *arg, const char *key, size_t klen, const char **argv, size_t *lens,
+		      char *num, int *nkeys);
 };
+#define BLOCKING_EFFECT_MAX 6
 
 /* Ready-made blocking_ops parts: a timeout that replies a null array
  * (BLPOP, BZPOPMIN, BLMPOP ...) and a free_arg for a zr_malloc'd ARG. */

@@ -655,8 +655,25 @@ static enum blocking_serve_result serve_pop(struct blocking_serve *bs)
 	return BLOCKING_SERVED;
 }
 
+static int effect_pop(const void *arg, const char *key, size_t klen, const char **argv, size_t *lens,
+		      char *num, int *nkeys)
+{
+	const struct bpop_arg *a = arg;
+	argv[0] = a->where == LIST_HEAD ? "LPOP" : "RPOP";
+	lens[0] = 4;
+	argv[1] = key;
+	lens[1] = klen;
+	*nkeys = 1;
+	if (!a->count)
+		return 2;
+	lens[2] = (size_t)snprintf(num, 32, "%ld", a->count);
+	argv[2] = num;
+	return 3;
+}
+
 static const struct blocking_ops bpop_ops = {
 	.serve = serve_pop,
+	.effect = effect_pop,
 	.second_key = NULL,
 	.timeout_reply = blocking_timeout_null_array,
 	.free_arg = blocking_free_zr,
@@ -752,8 +769,28 @@ static enum blocking_serve_result serve_move(struct blocking_serve *bs)
 	return BLOCKING_SERVED;
 }
 
+static int effect_move(const void *arg, const char *key, size_t klen, const char **argv, size_t *lens,
+		       char *num, int *nkeys)
+{
+	const struct bmove_arg *a = arg;
+	argv[0] = "LMOVE";
+	argv[1] = key;
+	lens[1] = klen;
+	argv[2] = a->dst;
+	lens[2] = a->dlen;
+	argv[3] = a->from == LIST_HEAD ? "LEFT" : "RIGHT";
+	argv[4] = a->to == LIST_HEAD ? "LEFT" : "RIGHT";
+	lens[0] = 5;
+	lens[3] = strlen(argv[3]);
+	lens[4] = strlen(argv[4]);
+	*nkeys = 2;
+	(void)num;
+	return 5;
+}
+
 static const struct blocking_ops bmove_ops = {
 	.serve = serve_move,
+	.effect = effect_move,
 	.second_key = bmove_second_key,
 	/* Redis 7.0 times out every list pop with a null array, BLMOVE too
 	 * (RESP2 *-1), though its non-blocking form answers a null bulk */

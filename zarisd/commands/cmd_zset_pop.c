@@ -14,6 +14,7 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "zarisd/commands/blocking.h"
@@ -188,8 +189,25 @@ static enum blocking_serve_result serve_zpop(struct blocking_serve *bs)
 	return BLOCKING_SERVED;
 }
 
+static int effect_zpop(const void *arg, const char *key, size_t klen, const char **argv, size_t *lens,
+		       char *num, int *nkeys)
+{
+	const struct bzpop_arg *a = arg;
+	argv[0] = a->max ? "ZPOPMAX" : "ZPOPMIN";
+	lens[0] = 7;
+	argv[1] = key;
+	lens[1] = klen;
+	*nkeys = 1;
+	if (!a->nested)
+		return 2;
+	lens[2] = (size_t)snprintf(num, 32, "%lld", a->count);
+	argv[2] = num;
+	return 3;
+}
+
 static const struct blocking_ops bzpop_ops = {
 	.serve = serve_zpop,
+	.effect = effect_zpop,
 	.second_key = NULL,
 	.timeout_reply = blocking_timeout_null_array,
 	.free_arg = blocking_free_zr,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "zarisd/commands/blocking.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
 #include "zarisd/core/util.h"
@@ -303,6 +304,34 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		c->journal_seq = seq;
 	if (!txn)
 		wrote(c, seq);
+}
+
+uint64_t propagate_effect(struct server *srv, unsigned db, int64_t now_ms, int argc, const char *const *argv,
+			  const size_t *lens, int nkeys, bool *held)
+{
+	struct stream *s = srv->stream;
+	*held = false;
+	if (!s || atomic_load_explicit(&srv->repl_replica, memory_order_relaxed))
+		return 0;
+	uint64_t seq = stream_number(s);
+	if (seq)
+		return seq;
+	tl_rec.len = 0;
+	jr_cmd_begin(&tl_rec, 0, now_ms, db, 0, 1);
+	jr_cmd_argv(&tl_rec, argc, argv, lens);
+	struct entry *found[BLOCKING_EFFECT_MAX];
+	unsigned nver = 0;
+	for (int i = 1; i <= nkeys && i < argc; i++) {
+		found[i] = store_find_locked(srv->store, db, argv[i], lens[i], now_ms,
+					     STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS |
+						     STORE_LOOKUP_NOEXPIRE);
+		nver += found[i] != NULL;
+	}
+	jr_cmd_versions_begin(&tl_rec, nver);
+	for (int i = 1; i <= nkeys && i < argc; i++)
+		if (found[i])
+			jr_cmd_version(&tl_rec, argv[i], lens[i], entry_version(found[i]));
+	return stream_append(s, &tl_rec, 0, held);
 }
 
 /* The store's deletion hook: an eviction or an expiry becomes DEL <key>

@@ -14,6 +14,8 @@
 #ifndef ZR_PROPAGATE_H
 #define ZR_PROPAGATE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct client;
@@ -45,6 +47,13 @@ void propagate_end(struct client *c, const struct command *cmd, uint64_t token);
  * unit tests: nothing is done) and, when the append-only log will write
  * it, c->journal_seq raised so the reply waits until it is durable. */
 void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before);
+/* A served blocking pop (commands/blocking.c), its locks still held: the
+ * record of the command ARGV[0..ARGC) that repeats it (LPOP, LMOVE,
+ * ZPOPMIN ...) in DB at NOW_MS, with the versions of its NKEYS keys
+ * (argv[1..]). Returns its seq (0: no stream, or a replica's, which
+ * journals nothing of its own) and *HELD as stream_append. */
+uint64_t propagate_effect(struct server *srv, unsigned db, int64_t now_ms, int argc, const char *const *argv,
+			  const size_t *lens, int nkeys, bool *held);
 /* Frees the calling thread's record buffer; a worker calls it as it
  * exits. */
 void propagate_thread_exit(void);
