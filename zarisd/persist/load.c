@@ -358,6 +358,7 @@ int load_journal(const char *dir, const char *name, bool trim, struct load_resul
 	struct jr_replay rp;
 	jr_replay_init(&rp, res->last_seq, ap && applier.record ? applier.record : no_record, ap);
 	struct mapped m = { 0 };
+	uint64_t pending = 0; /* bytes of held records: counted once their transactions commit */
 	for (int f = 0; f < n && r == 0; f++) {
 		const char *path = paths[f];
 		bool last = f == n - 1;
@@ -440,6 +441,7 @@ int load_journal(const char *dir, const char *name, bool trim, struct load_resul
 						       "its records cannot be applied, ignored",
 						       path, start, rp.expect - 1);
 						skip_file = true;
+						res->history_broken = true;
 						break;
 					}
 					r = fail(err, errlen, -EINVAL,
@@ -455,6 +457,14 @@ int load_journal(const char *dir, const char *name, bool trim, struct load_resul
 				r = fail(err, errlen, cr, "%s at offset %" PRIu64 ": %s", path, rp.err_pos,
 					 rp.err);
 				break;
+			}
+			/* the log's records are the change stream's frames byte for
+			 * byte: what was applied moves the replication offset */
+			if (cr == JR_REPLAY_HELD) {
+				pending += JR_FRAME_HEADER + plen;
+			} else if (cr == JR_REPLAY_APPLIED) {
+				res->replayed_bytes += pending + JR_FRAME_HEADER + plen;
+				pending = 0;
 			}
 		}
 		uint64_t first_held = 0;

@@ -64,6 +64,12 @@ struct load_result {
 	 * it has none */
 	char origin_id[41];
 	uint64_t origin_offset;
+	/* load_journal: bytes of the records applied (frames, as in the change
+	 * stream), and whether some segment's records could not be (a log
+	 * turned on with no snapshot after it): the origin then does not
+	 * hold */
+	uint64_t replayed_bytes;
+	bool history_broken;
 };
 
 /* Loads the snapshot at PATH with up to THREADS threads. Returns 0, -ENOENT

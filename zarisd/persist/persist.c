@@ -653,11 +653,12 @@ int persist_init(const struct persist_env *env, struct persist **out)
 		       p->loaded.records);
 	p->loaded.ms = (zr_mono_us() - t0) / 1000;
 	stream_set_seq(p->env.stream, p->loaded.last_seq);
-	/* the snapshot's place in the replication history holds only when
-	 * nothing was replayed after it (a clean shutdown's final save): the
-	 * server then continues that history and its replicas, or it as a
-	 * replica, resync partially */
-	if (p->loaded.origin_id[0] && !p->loaded.records) {
+	/* the snapshot's place in the replication history, moved on by the
+	 * log's records replayed after it (they are the stream's frames, byte
+	 * for byte): the server continues that history, and its replicas, or
+	 * it as a replica, resync partially */
+	if (p->loaded.origin_id[0] && !p->loaded.history_broken) {
+		p->loaded.origin_offset += p->loaded.replayed_bytes;
 		stream_reset(p->env.stream, p->loaded.last_seq, p->loaded.origin_offset);
 		stream_set_id(p->env.stream, p->loaded.origin_id);
 		stream_set_backlog(p->env.stream, true); /* from here every write is in the history */

@@ -264,7 +264,16 @@ void repl_take_id(struct repl *r, const char *replid)
 	snprintf(r->replid, sizeof(r->replid), "%s", replid);
 	clear_id2(r);
 	stream_set_id(r->srv->stream, r->replid);
+	r->fresh = false;
 	pthread_mutex_unlock(&r->mu);
+}
+
+bool repl_fresh(struct repl *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool f = r->fresh;
+	pthread_mutex_unlock(&r->mu);
+	return f;
 }
 
 void repl_replid(struct repl *r, char out[41])
@@ -306,6 +315,10 @@ int repl_replicaof(struct repl *r, const char *host, int port, char *err, size_t
 		return 1;
 	}
 	r->link = NULL;
+	/* a primary turned replica continues its own history (Redis: the
+	 * master cached from itself): it asks for a partial resync */
+	if (host && !old && r->started)
+		r->fresh = false;
 	if (!host && old) {
 		/* PSYNC2: our siblings were at our offsets under our primary's
 		 * id; they continue from us with it as the second id */
@@ -397,6 +410,7 @@ struct repl *repl_create(struct server *srv, const struct load_apply *apply)
 	/* the history this server's data belongs to (a snapshot's origin,
 	 * persist.h), or a new one */
 	stream_origin(srv->stream, r->replid);
+	r->fresh = !r->replid[0];
 	if (!r->replid[0]) {
 		repl_new_id(r->replid);
 		stream_set_id(srv->stream, r->replid);
@@ -412,6 +426,7 @@ struct repl *repl_create(struct server *srv, const struct load_apply *apply)
 		if (repl_replicaof(r, sp.host, sp.port, err, sizeof(err)) < 0)
 			zr_log(ZR_LOG_WARNING, "replicaof %s %d: %s", sp.host, sp.port, err);
 	}
+	r->started = true;
 	return r;
 }
 

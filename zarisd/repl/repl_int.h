@@ -74,6 +74,11 @@ struct repl {
 	struct link *link; /* NULL: a primary */
 	pthread_t timer;
 	bool stopping;
+	bool started; /* repl_create returned: REPLICAOF now comes from a client */
+	/* no history of its own to continue: started empty (no snapshot
+	 * origin), never synced, never a primary turned replica; it asks
+	 * PSYNC ? -1 as a new Redis replica does. Under mu. */
+	bool fresh;
 	_Atomic uint64_t sync_full, sync_partial_ok, sync_partial_err;
 };
 
@@ -92,6 +97,8 @@ void link_join(struct link *l); /* waits for its end and frees it */
 void repl_new_id(char out[41]);
 /* repl.c, the replica's link after a full sync: takes REPLID as its own. */
 void repl_take_id(struct repl *r, const char *replid);
+/* repl.c: whether this server has no history to continue (fresh). */
+bool repl_fresh(struct repl *r);
 /* repl.c: closes every peer's link (they reconnect and resync). */
 void repl_drop_peers(struct repl *r);
 

@@ -355,7 +355,7 @@ static bool session(struct link *l)
 		snprintf(off, sizeof(off), "%" PRIu64, end + 1);
 		/* a server with no history yet asks for a full sync, as Redis's
 		 * "PSYNC ? -1" */
-		bool fresh = end == 0;
+		bool fresh = repl_fresh(r);
 		rc = ask(fd, &b, line, sizeof(line), 3,
 			 (const char *[]){ "PSYNC", fresh ? "?" : id, fresh ? "-1" : off });
 	}

@@ -11,7 +11,9 @@
  * unchanged (version <= snap_version) and has no pre-image. Entries born
  * after the instant have a larger version and are skipped. SWAPDB moves
  * whole dicts without new versions, so it preserves both databases fully
- * and marks them frozen: their dump uses pre-images only.
+ * and marks them frozen: their dump uses pre-images only, and a later
+ * change in a frozen database takes no pre-image (the entry it changes
+ * may be another database's, moved there by the swap).
  *
  * Threads: everything here runs under the shard's lock, except the
  * counters (relaxed atomics, read by INFO).
@@ -140,6 +142,11 @@ static struct entry *entry_copy(const struct store *s, const struct entry *e)
 
 void store_snap_preserve(struct store *s, struct shard *sh, unsigned db, const struct entry *e)
 {
+	/* a frozen database's image is its pre-images, all taken when it was
+	 * frozen; what it holds now came from elsewhere (SWAPDB) and must
+	 * not be filed under it */
+	if (sh->snap && sh->snap->frozen[db])
+		return;
 	size_t klen;
 	const char *key = entry_key_raw(e, &klen);
 	uint64_t h = zr_hash(key, klen);
@@ -155,6 +162,8 @@ bool store_snap_retain(struct store *s, struct dict *d, struct entry *e)
 	if (!sh->snap_pending || e->version > sh->snap_version)
 		return false;
 	unsigned db = (unsigned)(d - sh->db);
+	if (sh->snap && sh->snap->frozen[db]) /* as store_snap_preserve */
+		return false;
 	size_t klen;
 	const char *key = entry_key_raw(e, &klen);
 	uint64_t h = zr_hash(key, klen);
