@@ -400,11 +400,12 @@ static void read_replicaof(const char *name, const char *value, void *ctx)
 	}
 }
 
-struct repl *repl_create(struct server *srv, const struct load_apply *apply)
+struct repl *repl_create(struct server *srv, const struct load_apply *apply, unsigned load_threads)
 {
 	struct repl *r = zr_calloc(1, sizeof(*r));
 	r->srv = srv;
 	r->apply = *apply;
+	r->load_threads = load_threads ? load_threads : 1;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	/* the history this server's data belongs to (a snapshot's origin,

@@ -53,9 +53,10 @@ struct repl;
 
 /* main, after the data loaded and before the workers start: the state
  * for SRV (borrowed, outlives it); APPLY runs a replica's records
- * (commands/replay_apply.h through persist/load.h's table; copied).
- * Starts the link when `replicaof` is set. */
-struct repl *repl_create(struct server *srv, const struct load_apply *apply);
+ * (commands/replay_apply.h through persist/load.h's table; copied);
+ * a full sync loads with LOAD_THREADS threads. Starts the link when
+ * `replicaof` is set. */
+struct repl *repl_create(struct server *srv, const struct load_apply *apply, unsigned load_threads);
 /* main, after the workers stopped: ends every link and thread; frees R. */
 void repl_destroy(struct repl *r);
 

@@ -63,6 +63,7 @@ struct wait_req {
 struct repl {
 	struct server *srv;
 	struct load_apply apply;
+	unsigned load_threads; /* a full sync's loader threads */
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* peers ended (repl_destroy waits) */
 	char replid[41], replid2[41];

@@ -191,8 +191,7 @@ static int load_synced(struct link *l, const char *path, uint64_t offset)
 	store_flushall(srv->store);
 	struct load_result res = { 0 };
 	char err[512];
-	unsigned threads = srv->nworkers ? srv->nworkers : 1;
-	int rc = load_snapshot(srv->store, path, threads, &res, err, sizeof(err));
+	int rc = load_snapshot(srv->store, path, l->r->load_threads, &res, err, sizeof(err));
 	if (rc < 0) {
 		zr_log(ZR_LOG_WARNING, "Failed loading the snapshot received from the master: %s", err);
 		store_flushall(srv->store);
