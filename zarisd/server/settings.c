@@ -68,6 +68,9 @@ static void show_notify(struct settings *s, char *buf, size_t size);
 static int parse_hz(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 		    size_t errlen);
 static void show_hz(struct settings *s, char *buf, size_t size);
+static int parse_backlog(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+			 size_t errlen);
+static void show_backlog(struct settings *s, char *buf, size_t size);
 static int redis_set(struct settings *s, const struct schema_entry *row, const char *value, bool starting,
 		     char *err, size_t errlen);
 static void apply_loglevel(int v);
@@ -156,7 +159,7 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_REPLICA_SERVE_STALE_DATA] = { ST_INT, OFF(replica_serve_stale_data) },
 	[SCHEMA_ID_MIN_REPLICAS_TO_WRITE] = { ST_INT, OFF(min_replicas_to_write) },
 	[SCHEMA_ID_MIN_REPLICAS_MAX_LAG] = { ST_INT, OFF(min_replicas_max_lag) },
-	[SCHEMA_ID_REPL_BACKLOG_SIZE] = { ST_LL, OFF(repl_backlog_size) },
+	[SCHEMA_ID_REPL_BACKLOG_SIZE] = { ST_SPECIAL, 0, parse_backlog, show_backlog },
 	[SCHEMA_ID_REPL_TIMEOUT] = { ST_INT, OFF(repl_timeout) },
 	[SCHEMA_ID_MASTERAUTH] = { ST_STRING, OFF(masterauth) },
 	[SCHEMA_ID_REPLICA_ACK] = { ST_INT, OFF(replica_ack) },
@@ -425,6 +428,31 @@ static int parse_hz(struct settings *s, const struct schema_entry *row, const ch
 static void show_hz(struct settings *s, char *buf, size_t size)
 {
 	snprintf(buf, size, "%d", atomic_load_explicit(&s->hz, memory_order_relaxed));
+}
+
+/* Redis's repl-backlog-size: a memory value from 1, then held to at
+ * least 16kb (its resizeReplicationBacklog), which CONFIG GET shows. */
+static int parse_backlog(struct settings *s, const struct schema_entry *row, const char *v, char *err,
+			 size_t errlen)
+{
+	unsigned long long ull;
+	if (!zr_parse_memory(v, &ull)) {
+		snprintf(
+			err, errlen,
+			"CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value",
+			row->name);
+		return -EINVAL;
+	}
+	if (ull < (unsigned long long)row->min || ull > (unsigned long long)row->max)
+		return out_of_range(row, err, errlen);
+	atomic_store_explicit(&s->repl_backlog_size, ull < 16384 ? 16384 : (long long)ull,
+			      memory_order_relaxed);
+	return 0;
+}
+
+static void show_backlog(struct settings *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lld", atomic_load_explicit(&s->repl_backlog_size, memory_order_relaxed));
 }
 
 static int parse_notify(struct settings *s, const struct schema_entry *row, const char *v, char *err,
