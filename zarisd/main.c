@@ -412,8 +412,8 @@ int main(int argc, char **argv)
 	int rc = persist_init(&penv, &srv.persist);
 	if (rc == 0) {
 		propagate_start(&srv); /* expiries and evictions from now on are records */
-		srv.repl = repl_create(&srv, load_get_apply(),
-				       nworkers); /* starts the link with replicaof set */
+		srv.repl = repl_create(&srv, load_get_apply(), nworkers);
+		repl_start(srv.repl); /* the link, when replicaof is set */
 		struct ready_ctx ready = { .cfg = &cfg, .nworkers = nworkers, .backend = backend->name };
 		rc = net_serve(&srv, backend, nworkers, cfg.cores, cfg.ncores, on_ready, &ready);
 		if (cfg.pidfile[0])

@@ -142,7 +142,10 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 {
 	struct worker *workers = zr_calloc(nworkers, sizeof(struct worker));
 	srv->wstats = zr_calloc(nworkers, sizeof(struct worker_stats *));
-	srv->nworkers = nworkers;
+	/* main set it before persistence and replication started threads
+	 * that read it (server_wake_all); the bench floor did not */
+	if (srv->nworkers != nworkers)
+		srv->nworkers = nworkers;
 	srv->io_backend = backend->name;
 	int rc = 0;
 	unsigned started = 0;

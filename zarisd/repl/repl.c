@@ -418,8 +418,16 @@ struct repl *repl_create(struct server *srv, const struct load_apply *apply, uns
 	}
 	clear_id2(r);
 	apply_backlog_size(r);
-	if (pthread_create(&r->timer, NULL, timer_main, r) != 0)
+	return r;
+}
+
+void repl_start(struct repl *r)
+{
+	struct server *srv = r->srv;
+	if (pthread_create(&r->timer, NULL, timer_main, r) != 0) {
 		zr_log(ZR_LOG_WARNING, "replication: no timer thread (WAIT timeouts will not fire)");
+		r->no_timer = true;
+	}
 	struct start_primary sp = { .set = false };
 	settings_get(srv->cfg, "replicaof", read_replicaof, &sp);
 	if (sp.set) {
@@ -428,7 +436,6 @@ struct repl *repl_create(struct server *srv, const struct load_apply *apply, uns
 			zr_log(ZR_LOG_WARNING, "replicaof %s %d: %s", sp.host, sp.port, err);
 	}
 	r->started = true;
-	return r;
 }
 
 void repl_destroy(struct repl *r)
@@ -441,7 +448,8 @@ void repl_destroy(struct repl *r)
 	r->link = NULL;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	pthread_join(r->timer, NULL);
+	if (r->started && !r->no_timer)
+		pthread_join(r->timer, NULL);
 	if (l) {
 		link_stop(l);
 		link_join(l);

@@ -54,9 +54,12 @@ struct repl;
 /* main, after the data loaded and before the workers start: the state
  * for SRV (borrowed, outlives it); APPLY runs a replica's records
  * (commands/replay_apply.h through persist/load.h's table; copied);
- * a full sync loads with LOAD_THREADS threads. Starts the link when
- * `replicaof` is set. */
+ * a full sync loads with LOAD_THREADS threads. Starts no link: main
+ * stores it in srv->repl, then calls repl_start. */
 struct repl *repl_create(struct server *srv, const struct load_apply *apply, unsigned load_threads);
+/* Starts the timer and, when `replicaof` is set, the link (their threads
+ * read srv->repl). */
+void repl_start(struct repl *r);
 /* main, after the workers stopped: ends every link and thread; frees R. */
 void repl_destroy(struct repl *r);
 

@@ -75,7 +75,8 @@ struct repl {
 	struct link *link; /* NULL: a primary */
 	pthread_t timer;
 	bool stopping;
-	bool started; /* repl_create returned: REPLICAOF now comes from a client */
+	bool started;  /* repl_start ran: REPLICAOF now comes from a client */
+	bool no_timer; /* its thread could not be made */
 	/* no history of its own to continue: started empty (no snapshot
 	 * origin), never synced, never a primary turned replica; it asks
 	 * PSYNC ? -1 as a new Redis replica does. Under mu. */
