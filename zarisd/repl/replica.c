@@ -210,23 +210,75 @@ static int load_synced(struct link *l, const char *path, uint64_t offset)
 
 /* --- the stream ------------------------------------------------------------------------------- */
 
+/* A JR_COMMIT frame that came while other transactions were still open:
+ * it goes to our stream in its place among the records the replay holds,
+ * once they are applied. */
+struct held_commit {
+	uint64_t seq;
+	unsigned char *frame;
+	size_t len;
+};
+
 struct applying {
 	struct link *l;
 	struct jbuf frame;
-	int rc; /* the first append error */
+	struct held_commit *commits;
+	size_t ncommits, capcommits, first; /* [first, ncommits) not yet in our stream */
+	int rc;				    /* the first append error */
 };
 
-/* replay_applied_fn: the record goes to our stream under its locks. */
+static void note_rc(struct applying *a, int r)
+{
+	if (r < 0 && !a->rc)
+		a->rc = r;
+}
+
+/* Appends the held commits numbered below BELOW (all: UINT64_MAX). */
+static void flush_commits(struct applying *a, uint64_t below)
+{
+	struct stream *s = a->l->r->srv->stream;
+	while (a->first < a->ncommits && a->commits[a->first].seq < below) {
+		struct held_commit *hc = &a->commits[a->first++];
+		note_rc(a, stream_append_frame(s, hc->frame, hc->len, NULL));
+		zr_free(hc->frame);
+	}
+	if (a->first == a->ncommits)
+		a->first = a->ncommits = 0;
+}
+
+static void hold_commit(struct applying *a, uint64_t seq, const unsigned char *frame, size_t len)
+{
+	if (a->ncommits == a->capcommits) {
+		a->capcommits = a->capcommits ? 2 * a->capcommits : 16;
+		a->commits = zr_realloc(a->commits, a->capcommits * sizeof(*a->commits));
+	}
+	struct held_commit *hc = &a->commits[a->ncommits++];
+	hc->seq = seq;
+	hc->len = len;
+	hc->frame = zr_malloc(len);
+	memcpy(hc->frame, frame, len);
+}
+
+static void drop_commits(struct applying *a)
+{
+	for (size_t i = a->first; i < a->ncommits; i++)
+		zr_free(a->commits[i].frame);
+	zr_free(a->commits);
+	a->commits = NULL;
+	a->first = a->ncommits = a->capcommits = 0;
+}
+
+/* replay_applied_fn: the record goes to our stream under its locks,
+ * after the held commits that came before it. */
 static void applied(void *ctx, const struct jr_cmd *rec)
 {
 	struct applying *a = ctx;
+	flush_commits(a, rec->seq);
 	a->frame.len = 0;
 	jbuf_u32(&a->frame, (uint32_t)rec->plen);
 	jbuf_u32(&a->frame, 0); /* the stream seals it when it is taken */
 	jbuf_put(&a->frame, rec->payload, rec->plen);
-	int r = stream_append_frame(a->l->r->srv->stream, a->frame.p, a->frame.len, NULL);
-	if (r < 0 && !a->rc)
-		a->rc = r;
+	note_rc(a, stream_append_frame(a->l->r->srv->stream, a->frame.p, a->frame.len, NULL));
 }
 
 /* Applies the stream until the link fails; B holds what came already. */
@@ -272,8 +324,18 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 				break;
 			}
 			int cr = jr_replay_frame(&rp, pl, plen, at);
-			if (cr >= 0 && pl[0] == JR_COMMIT)
-				cr = stream_append_frame(srv->stream, h, JR_FRAME_HEADER + plen, NULL);
+			if (cr >= 0 && pl[0] == JR_COMMIT) {
+				uint64_t cseq = 0;
+				for (int i = 7; i >= 0; i--)
+					cseq = cseq << 8 | pl[1 + i];
+				if (rp.nopen) { /* other transactions still open: in its place later */
+					hold_commit(&a, cseq, h, JR_FRAME_HEADER + plen);
+				} else {
+					flush_commits(&a, UINT64_MAX);
+					cr = stream_append_frame(srv->stream, h, JR_FRAME_HEADER + plen,
+								 NULL);
+				}
+			}
 			if (cr >= 0 && a.rc)
 				cr = a.rc;
 			if (cr < 0) {
@@ -322,6 +384,7 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 		       "Replication link cut inside a transaction: %zu records not applied, asked for again",
 		       dropped);
 	jr_replay_free(&rp);
+	drop_commits(&a);
 	jbuf_free(&a.frame);
 	r->apply.close(applier);
 	return rc;
