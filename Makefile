@@ -141,7 +141,7 @@ run: deps all
 	$(BUILD)/zarisd --port 6379 --bind 127.0.0.1
 
 PROVE ?= prove
-PROVE_FLAGS ?= -r -j2
+PROVE_FLAGS ?= -r -j2 --timer
 # The whole suite runs once with the default io backend (io_uring where
 # available); the integration tests then run again on the epoll backend.
 # LSAN_OPTIONS matters only to ASan builds: tests/lsan.supp lists leaks

@@ -34,7 +34,7 @@
 #
 # ZARIS_REPL_ENGINE=redis runs it on redis-server pairs (the matrix is one
 # pair then, versions are not compared). Seeded (ZARIS_SEED repeats a run);
-# ZARIS_REPL_COMMANDS (default 1500 per client) and ZARIS_REPL_ROUNDS
+# ZARIS_REPL_COMMANDS (default 1500 per client, 600 under a sanitizer) and ZARIS_REPL_ROUNDS
 # (default 1 per matrix entry) make longer runs.
 
 import os
@@ -47,8 +47,8 @@ from zaris_sys import skip  # noqa: E402
 from cmdgen import arities  # noqa: E402
 from repl import *  # noqa: E402,F403
 
-COMMANDS = int(os.environ.get("ZARIS_REPL_COMMANDS") or 1500)
-ROUNDS = int(os.environ.get("ZARIS_REPL_ROUNDS") or 1)
+COMMANDS = sweep_size("ZARIS_REPL_COMMANDS", 1500, 600)
+ROUNDS = sweep_size("ZARIS_REPL_ROUNDS", 1, 1)
 CLIENTS = 3
 FILL = 12000
 

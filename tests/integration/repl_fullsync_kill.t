@@ -22,7 +22,7 @@
 #     keys and values are the primary's.
 #
 # A note says whether each kill landed during the sync; at least one per
-# side must. ZARIS_REPL_KEYS (default 200000) and ZARIS_REPL_CYCLES
+# side must. ZARIS_REPL_KEYS (default 200000, 100000 under a sanitizer) and ZARIS_REPL_CYCLES
 # (attempts per side, default 1) for other runs; seeded (ZARIS_SEED).
 
 import os
@@ -35,8 +35,8 @@ from zaris import *  # noqa: E402,F403
 from zaris import ProtocolError  # noqa: E402
 from repl import *  # noqa: E402,F403
 
-KEYS = int(os.environ.get("ZARIS_REPL_KEYS") or 200000)
-CYCLES = int(os.environ.get("ZARIS_REPL_CYCLES") or 1)
+KEYS = sweep_size("ZARIS_REPL_KEYS", 200000, 100000)
+CYCLES = sweep_size("ZARIS_REPL_CYCLES", 1, 1)
 OLD = max(KEYS // 10, 10)
 SIZE = 300
 

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from zaris import *  # noqa: E402,F403
 from repl import *  # noqa: E402,F403
 
-TXNS = int(os.environ.get("ZARIS_REPL_TXNS") or 1500)
+TXNS = sweep_size("ZARIS_REPL_TXNS", 1500, 500)
 CLIENTS = 4
 
 plan(4)

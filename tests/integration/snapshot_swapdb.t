@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from zaris import *  # noqa: E402,F403
 
 KEYS = 150000
-ROUNDS = int(os.environ.get("ZARIS_SNAPSWAP_ROUNDS") or 3)
+ROUNDS = sweep_size("ZARIS_SNAPSWAP_ROUNDS", 3, 1)
 
 
 def counts(c):

@@ -19,7 +19,7 @@ import threading
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
 
-ROUNDS = int(os.environ.get("ZARIS_WHOLEDB_ROUNDS") or 6)
+ROUNDS = sweep_size("ZARIS_WHOLEDB_ROUNDS", 6, 2)
 OPS = 4000
 
 

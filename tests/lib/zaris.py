@@ -42,12 +42,25 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "sweep_size", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
 # times slower: every wait of this module scales by this factor.
 SLOW = 4.0 if os.environ.get("ZARIS_SAN") else 1.0
+
+
+def sweep_size(env_name, full, sanitized):
+    """How many rounds (commands, cycles, keys) a sweep runs: the environment
+    variable ENV_NAME when set, else FULL, or SANITIZED under a sanitizer
+    build. A sanitizer run hunts memory errors and races, which a shorter
+    sweep over the same paths finds as well; the statistical figures (cycles
+    without a lost write, say) come from the plain run, and CI's time limit
+    holds only with the sanitizer runs shortened."""
+    given = os.environ.get(env_name)
+    if given:
+        return int(given)
+    return sanitized if os.environ.get("ZARIS_SAN") else full
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 HOST = "127.0.0.1"
