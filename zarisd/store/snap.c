@@ -9,7 +9,14 @@
  * shard's snap_set, keyed by (db, key), at most one per key. The dump of
  * a shard then emits: every pre-image, plus every live entry that is
  * unchanged (version <= snap_version) and has no pre-image. Entries born
- * after the instant have a larger version and are skipped. SWAPDB moves
+ * after the instant have a larger version and are skipped — except on a
+ * replica, which gives each entry its primary's version back after the
+ * write (store_entry_set_version_locked): that version is the primary's
+ * clock when the primary ran the write, which with any replication lag is
+ * below this shard's clock at the instant. So an entry born after the
+ * instant that gets a version at or below snap_version gets an absent
+ * marker in snap_set instead (a pre-image saying "no such key then"),
+ * else the image would hold a key its seq says it does not. SWAPDB moves
  * whole dicts without new versions, so it preserves both databases fully
  * and marks them frozen: their dump uses pre-images only, and a later
  * change in a frozen database takes no pre-image (the entry it changes
@@ -33,7 +40,9 @@ struct snap_pre {
 	struct snap_pre *next; /* bucket chain */
 	uint64_t h;	       /* key hash */
 	unsigned db;
-	struct entry *e; /* owned: a copy, or the deleted entry itself */
+	struct entry *e; /* owned: a copy, or the deleted entry itself; NULL: absent marker */
+	char *key;	 /* absent marker: its key (owned) */
+	size_t klen;
 };
 
 struct snap_set {
@@ -51,16 +60,6 @@ void store_thread_write_intent(bool on)
 const struct store_type_ops *store_type_ops_of(const struct store *s, enum store_type t)
 {
 	return t < STORE_TYPE_COUNT ? s->ops[t] : NULL;
-}
-
-void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version)
-{
-	size_t klen;
-	const char *k = entry_key_raw(e, &klen);
-	struct shard *sh = store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen)));
-	e->version = version;
-	if (sh->last_version < version)
-		sh->last_version = version;
 }
 
 static void count_bytes(struct store *s, int64_t delta)
@@ -89,12 +88,20 @@ static struct snap_pre *set_find(const struct snap_set *set, unsigned db, uint64
 	if (!set)
 		return NULL;
 	for (struct snap_pre *p = set->tab[h & set->mask]; p; p = p->next)
-		if (p->h == h && p->db == db && entry_key_eq(p->e, key, klen))
+		if (p->h == h && p->db == db &&
+		    (p->e ? entry_key_eq(p->e, key, klen) : p->klen == klen && !memcmp(p->key, key, klen)))
 			return p;
 	return NULL;
 }
 
-static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry *e)
+static size_t pre_bytes(const struct snap_pre *p)
+{
+	return zr_usable(p) + (p->e ? zr_usable(p->e) : zr_usable(p->key));
+}
+
+/* Files E (or, E NULL, an absent marker for KEY) under (DB, KEY). */
+static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry *e,
+		    const char *key, size_t klen)
 {
 	struct snap_set *set = set_of(s, sh);
 	if (set->n > set->mask) {
@@ -117,11 +124,43 @@ static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, 
 	p->h = h;
 	p->db = db;
 	p->e = e;
+	p->key = NULL;
+	p->klen = 0;
+	if (!e) {
+		p->key = zr_malloc(klen ? klen : 1);
+		memcpy(p->key, key, klen);
+		p->klen = klen;
+	}
 	p->next = set->tab[h & set->mask];
 	set->tab[h & set->mask] = p;
 	set->n++;
 	atomic_fetch_add_explicit(&s->snap_entries, 1, memory_order_relaxed);
-	count_bytes(s, (int64_t)(zr_usable(e) + zr_usable(p)));
+	count_bytes(s, (int64_t)pre_bytes(p));
+}
+
+void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version)
+{
+	size_t klen;
+	const char *k = entry_key_raw(e, &klen);
+	struct shard *sh = store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen)));
+	/* changed since the instant (a larger version), back to one the
+	 * image would take for unchanged: unless a pre-image of the key is
+	 * filed (it existed then), it was born since, so it gets an absent
+	 * marker (the comment at the top) */
+	if (sh->snap_pending && e->version > sh->snap_version && version <= sh->snap_version) {
+		uint64_t dh = store_key_hash(k, klen), h = zr_hash(k, klen);
+		for (unsigned db = 0; db < s->ndb; db++) {
+			struct entry **link = dict_find(&sh->db[db], dh, k, klen);
+			if (!link || *link != e)
+				continue;
+			if (!(sh->snap && sh->snap->frozen[db]) && !set_find(sh->snap, db, h, k, klen))
+				set_add(s, sh, db, h, NULL, k, klen);
+			break;
+		}
+	}
+	e->version = version;
+	if (sh->last_version < version)
+		sh->last_version = version;
 }
 
 /* A private copy of E: the block, and a deep copy of a non-string value. */
@@ -152,7 +191,7 @@ void store_snap_preserve(struct store *s, struct shard *sh, unsigned db, const s
 	uint64_t h = zr_hash(key, klen);
 	if (set_find(sh->snap, db, h, key, klen))
 		return;
-	set_add(s, sh, db, h, entry_copy(s, e));
+	set_add(s, sh, db, h, entry_copy(s, e), NULL, 0);
 }
 
 bool store_snap_retain(struct store *s, struct dict *d, struct entry *e)
@@ -170,7 +209,7 @@ bool store_snap_retain(struct store *s, struct dict *d, struct entry *e)
 	if (set_find(sh->snap, db, h, key, klen))
 		return false;
 	e->next = NULL;
-	set_add(s, sh, db, h, e);
+	set_add(s, sh, db, h, e, NULL, 0);
 	return true;
 }
 
@@ -211,11 +250,14 @@ static void set_free(struct store *s, struct shard *sh)
 		struct snap_pre *p = set->tab[i];
 		while (p) {
 			struct snap_pre *next = p->next;
-			count_bytes(s, -(int64_t)(zr_usable(p->e) + zr_usable(p)));
-			unsigned t = entry_type_raw(p->e);
-			if (t != STORE_TYPE_STRING && entry_obj_raw(p->e))
-				s->ops[t]->free(entry_obj_raw(p->e));
-			zr_free(p->e);
+			count_bytes(s, -(int64_t)pre_bytes(p));
+			if (p->e) {
+				unsigned t = entry_type_raw(p->e);
+				if (t != STORE_TYPE_STRING && entry_obj_raw(p->e))
+					s->ops[t]->free(entry_obj_raw(p->e));
+				zr_free(p->e);
+			}
+			zr_free(p->key);
 			zr_free(p);
 			p = next;
 		}
@@ -276,7 +318,7 @@ void store_snap_dump(struct store *s, unsigned shard, store_snap_fn fn, void *ct
 			struct snap_set *set = sh->snap;
 			for (size_t i = 0; set && i <= set->mask; i++)
 				for (struct snap_pre *p = set->tab[i]; p; p = p->next)
-					if (p->db == db)
+					if (p->db == db && p->e)
 						fn(db, p->e, ctx);
 			if (set && set->frozen[db])
 				continue;
