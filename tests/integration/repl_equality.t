@@ -16,7 +16,8 @@
 #    SELECT, MOVE, COPY DB, SWAPDB, FLUSHDB, SPOP, MULTI/EXEC, TTLs that
 #    run out while the streams run, long TTLs, past EXPIREATs). Then, once
 #    the replica's offset has reached the primary's and the short TTLs
-#    have passed, the two dumps are equal.
+#    have passed, the two dumps are equal; a 2-thread replica applied
+#    records both in parallel batches and alone (INFO replication).
 # 2. Full sync of an existing keyspace: a primary holding 12,000 keys of
 #    every type (big and compact encodings) plus a random stream's keys; a
 #    replica with stale keys of its own attached by REPLICAOF at run time
@@ -159,6 +160,16 @@ for pb, pt, rb, rt in MATRIX:
         ok(not errs, "%s: %d random stream items from %d clients" % (what, sent, CLIENTS)) or diag(errs)
         ws[0].quiesce()
         check_equal(pc, rc, what)
+        if not is_redis():
+            # a 2-thread replica applies one-shard records in parallel
+            # batches and the others (several shards, transactions,
+            # whole keyspace) alone: the streams have both kinds
+            par, alone = info_int(rc, "replica_applied_parallel"), info_int(rc, "replica_applied_alone")
+            if rt == 2:
+                ok(par > 0 and alone > 0, "%s: records applied in parallel (%d) and alone (%d)"
+                   % (what, par, alone))
+            else:
+                ok(par == 0 and alone > 0, "%s: a 1-thread replica applies every record alone (%d)" % (what, alone))
         r.cleanup()
         p.cleanup()
 

@@ -166,9 +166,15 @@ static void restore_db_versions(struct store *s, const struct jr_cmd *rec)
 	}
 }
 
-int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t errlen)
+/* Reads REC's commands into ra->cmds and gathers the shards of their keys
+ * and of its versioned keys into ra->shards (*N of them, not normalized),
+ * so that the record is applied and its versions restored as one step.
+ * *WHOLEDB: one of its commands is a whole-keyspace one. Returns 0, or
+ * replay_apply_record's errors with the reason in ERR. The caller clears
+ * c->key_hash_argv when done with the arguments. */
+static int prepare(struct replay_applier *ra, const struct jr_cmd *rec, size_t *n, bool *wholedb, char *err,
+		   size_t errlen)
 {
-	struct replay_applier *ra = arg;
 	struct client *c = &ra->c;
 	struct store *s = c->srv->store;
 	if (rec->db >= store_databases(s)) {
@@ -181,7 +187,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	}
 	ra->nargs = 0;
 	struct jreader cmds = rec->cmds;
-	bool wholedb = false;
+	*wholedb = false;
 	for (unsigned i = 0; i < rec->ncmds; i++) {
 		char name[80];
 		int r = read_cmd(ra, &cmds, &ra->cmds[i], name, sizeof(name));
@@ -193,19 +199,17 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 			snprintf(err, errlen, "malformed record");
 			return r;
 		}
-		wholedb |= (ra->cmds[i].cmd->flags & CMD_WHOLEDB) != 0;
+		*wholedb |= (ra->cmds[i].cmd->flags & CMD_WHOLEDB) != 0;
 	}
 	c->db = rec->db;
 	c->now_ms = rec->now_ms;
-	/* the shards of every command's keys and of the versioned keys, so the
-	 * record is applied and its versions restored as one step */
-	size_t n = 0;
+	*n = 0;
 	for (unsigned i = 0; i < rec->ncmds; i++) {
 		unsigned stack[DISPATCH_STACK_SHARDS], *sh;
 		aim(ra, &ra->cmds[i]);
 		int k = dispatch_key_shards(c, ra->cmds[i].cmd, stack, &sh);
 		for (int j = 0; j < k; j++)
-			add_shard(ra, &n, sh[j]);
+			add_shard(ra, n, sh[j]);
 		if (sh && sh != stack)
 			zr_free(sh);
 	}
@@ -221,7 +225,36 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		const struct resp_arg *memo = c->key_hash_argv ? &c->key_hash_argv[c->key_hash_argi] : NULL;
 		if (memo && memo->len == klen && !memcmp(memo->ptr, key, klen))
 			continue;
-		add_shard(ra, &n, store_shard_of(s, key, klen));
+		add_shard(ra, n, store_shard_of(s, key, klen));
+	}
+	return 0;
+}
+
+int replay_record_shard(void *arg, const struct jr_cmd *rec)
+{
+	struct replay_applier *ra = arg;
+	char err[128];
+	size_t n;
+	bool wholedb;
+	int shard = -1;
+	if (prepare(ra, rec, &n, &wholedb, err, sizeof(err)) == 0 && !wholedb &&
+	    store_shards_normalize(ra->shards, (int)n) == 1)
+		shard = (int)ra->shards[0];
+	ra->c.key_hash_argv = NULL;
+	return shard;
+}
+
+int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t errlen)
+{
+	struct replay_applier *ra = arg;
+	struct client *c = &ra->c;
+	struct store *s = c->srv->store;
+	size_t n;
+	bool wholedb;
+	int r = prepare(ra, rec, &n, &wholedb, err, errlen);
+	if (r < 0) {
+		c->key_hash_argv = NULL;
+		return r;
 	}
 	/* as EXEC and the dispatcher: a whole-keyspace command runs with
 	 * every lock held (the store's whole-keyspace functions then lock
@@ -238,7 +271,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		store_lock_set(s, ra->shards, nshards);
 	for (unsigned i = 0; i < rec->ncmds; i++)
 		run_locked(ra, &ra->cmds[i], i + 1 == rec->ncmds ? rec : NULL);
-	v = rec->vers;
+	struct jreader v = rec->vers;
 	for (unsigned i = 0; i < rec->nver; i++) {
 		const char *key;
 		size_t klen;
@@ -323,6 +356,7 @@ void replay_apply_install(struct server *srv)
 					     .open = open_applier,
 					     .close = close_applier,
 					     .record = replay_apply_record,
+					     .record_shard = replay_record_shard,
 					     .object = replay_apply_object,
 					     .set_hook = set_hook });
 }

@@ -41,6 +41,13 @@ void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, vo
  * failure (it failed when it first ran too). RA is a replay_applier. */
 int replay_apply_record(void *ra, const struct jr_cmd *rec, char *err, size_t errlen);
 
+/* The one shard whose lock REC needs (its commands' keys and versioned
+ * keys all in it), or -1: several shards, a whole-keyspace or keyless
+ * command, or a record replay_apply_record would refuse. A replica applies
+ * records of one shard on that shard's thread, the others alone (repl/).
+ * RA is a replay_applier. */
+int replay_record_shard(void *ra, const struct jr_cmd *rec);
+
 /* Rebuilds the snapshot entry E of a non-string type at wall clock NOW:
  * its commands under its key's shard lock, then its expiry and version.
  * Returns 0, -ENOTSUP (a command this zarisd lacks: its name in ERR) or

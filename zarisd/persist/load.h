@@ -38,6 +38,9 @@ struct load_apply {
 	void (*close)(void *applier);
 	/* a journal record (the replay's callback) */
 	jr_apply_fn record;
+	/* the one shard whose lock a record needs, or -1 (replay_apply.h
+	 * replay_record_shard): a replica applies by shard in parallel */
+	int (*record_shard)(void *applier, const struct jr_cmd *rec);
 	/* a snapshot entry of a non-string type at wall clock NOW: 0,
 	 * -ENOTSUP (ERR names the missing command) or -EINVAL */
 	int (*object)(void *applier, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);

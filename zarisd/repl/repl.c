@@ -268,6 +268,13 @@ void repl_take_id(struct repl *r, const char *replid)
 	pthread_mutex_unlock(&r->mu);
 }
 
+void repl_forget_history(struct repl *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->fresh = true;
+	pthread_mutex_unlock(&r->mu);
+}
+
 bool repl_fresh(struct repl *r)
 {
 	pthread_mutex_lock(&r->mu);
@@ -504,6 +511,14 @@ void repl_info(struct repl *r, struct textbuf *t)
 		}
 		textbuf_printf(t, "slave_priority:100\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
 			       atomic_load_explicit(&srv->cfg->replica_read_only, memory_order_relaxed));
+		/* zarisd's own: how the stream's records were applied (by
+		 * shard in parallel batches, or alone: apply_pool.h) */
+		textbuf_printf(t,
+			       "replica_apply_threads:%u\r\nreplica_applied_parallel:%" PRIu64
+			       "\r\nreplica_applied_alone:%" PRIu64 "\r\n",
+			       atomic_load_explicit(&r->apply_threads, memory_order_relaxed),
+			       atomic_load_explicit(&r->applied_batched, memory_order_relaxed),
+			       atomic_load_explicit(&r->applied_alone, memory_order_relaxed));
 	} else {
 		textbuf_printf(t, "role:master\r\n");
 	}

@@ -82,6 +82,9 @@ struct repl {
 	 * PSYNC ? -1 as a new Redis replica does. Under mu. */
 	bool fresh;
 	_Atomic uint64_t sync_full, sync_partial_ok, sync_partial_err;
+	/* a replica's records applied in parallel batches and alone (INFO) */
+	_Atomic uint64_t applied_batched, applied_alone;
+	_Atomic unsigned apply_threads; /* of the link's last session */
 };
 
 /* primary.c: the sender thread's body (started by repl_attach). */
@@ -99,6 +102,9 @@ void link_join(struct link *l); /* waits for its end and frees it */
 void repl_new_id(char out[41]);
 /* repl.c, the replica's link after a full sync: takes REPLID as its own. */
 void repl_take_id(struct repl *r, const char *replid);
+/* repl.c, the replica's link: its data no longer follow its stream (a
+ * batch failed part-applied), so its next sync must be a full one. */
+void repl_forget_history(struct repl *r);
 /* repl.c: whether this server has no history to continue (fresh). */
 bool repl_fresh(struct repl *r);
 /* repl.c: closes every peer's link (they reconnect and resync). */

@@ -32,6 +32,7 @@
 #include "zarisd/persist/fileio.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/repl/apply_pool.h"
 #include "zarisd/repl/repl.h"
 #include "zarisd/repl/repl_int.h"
 #include "zarisd/repl/sock.h"
@@ -221,6 +222,9 @@ struct held_commit {
 
 struct applying {
 	struct link *l;
+	void *applier;		 /* the link thread's own (records applied alone) */
+	struct apply_pool *pool; /* NULL: every record applied on the link's thread */
+	bool diverged;		 /* a batch failed part-applied: only a full sync mends it */
 	struct jbuf frame;
 	struct held_commit *commits;
 	size_t ncommits, capcommits, first; /* [first, ncommits) not yet in our stream */
@@ -281,26 +285,89 @@ static void applied(void *ctx, const struct jr_cmd *rec)
 	note_rc(a, stream_append_frame(a->l->r->srv->stream, a->frame.p, a->frame.len, NULL));
 }
 
+/* apply_pool_append_fn: a batch's record goes to our stream in its place,
+ * after the held commits that came before it. */
+static int append_batched(void *ctx, const unsigned char *frame, size_t len, uint64_t seq)
+{
+	struct applying *a = ctx;
+	flush_commits(a, seq);
+	if (a->rc)
+		return a->rc;
+	return stream_append_frame(a->l->r->srv->stream, frame, len, NULL);
+}
+
+/* Applies the batch (apply_pool.h) under the whole-keyspace gate, so a
+ * snapshot's instant comes before it or after all of it is in the stream. */
+static int run_batch(struct applying *a, char *err, size_t errlen)
+{
+	if (!a->pool || !apply_pool_pending(a->pool))
+		return 0;
+	struct persist *persist = a->l->r->srv->persist;
+	atomic_fetch_add_explicit(&a->l->r->applied_batched, apply_pool_pending(a->pool),
+				  memory_order_relaxed);
+	persist_gate_enter(persist);
+	int rc = apply_pool_run(a->pool, append_batched, a, err, errlen);
+	persist_gate_leave(persist);
+	if (rc < 0)
+		a->diverged = true;
+	return rc;
+}
+
+/* jr_apply_fn of the link's replay: a record of one shard, outside any
+ * transaction, joins the batch; any other runs after the batch, alone,
+ * on this thread (its hook, applied(), puts it in our stream). */
+static int apply_record(void *ctx, const struct jr_cmd *rec, char *err, size_t errlen)
+{
+	struct applying *a = ctx;
+	struct repl *r = a->l->r;
+	if (a->pool && !rec->txn) {
+		int shard = r->apply.record_shard(a->applier, rec);
+		if (shard >= 0) {
+			apply_pool_add(a->pool, rec, (unsigned)shard);
+			return apply_pool_full(a->pool) ? run_batch(a, err, errlen) : 0;
+		}
+	}
+	int rc = run_batch(a, err, errlen);
+	atomic_fetch_add_explicit(&r->applied_alone, 1, memory_order_relaxed);
+	return rc < 0 ? rc : r->apply.record(a->applier, rec, err, errlen);
+}
+
+/* Logs the record that could not be applied (the replay's error, a
+ * batch's in BATCH_ERR, or an append's errno) and its offset. */
+static void log_refused(const struct applying *a, const struct jr_replay *rp, uint64_t at, int cr,
+			const char *batch_err)
+{
+	const char *why = rp->rc ? rp->err : a->diverged && batch_err[0] ? batch_err : strerror(-cr);
+	zr_log(ZR_LOG_WARNING,
+	       "Replication stream: the record at offset %" PRIu64
+	       " cannot be applied (%s): link closed, it is asked for again at the next sync",
+	       rp->rc ? rp->err_pos : at, why);
+}
+
 /* Applies the stream until the link fails; B holds what came already. */
 static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 {
 	struct repl *r = l->r;
 	struct server *srv = r->srv;
-	void *applier = r->apply.open(r->apply.ctx);
-	struct applying a = { .l = l };
+	struct applying a = { .l = l, .applier = r->apply.open(r->apply.ctx) };
+	a.pool = apply_pool_new(&r->apply, r->load_threads);
+	atomic_store_explicit(&r->apply_threads, a.pool ? r->load_threads : 1, memory_order_relaxed);
 	jbuf_init(&a.frame);
-	r->apply.set_hook(applier, applied, &a);
+	r->apply.set_hook(a.applier, applied, &a);
 	struct jr_replay rp;
-	jr_replay_init(&rp, stream_last_seq(srv->stream), r->apply.record, applier);
+	jr_replay_init(&rp, stream_last_seq(srv->stream), apply_record, &a);
 	atomic_store_explicit(&l->up, 1, memory_order_relaxed);
 	atomic_store_explicit(&srv->repl_link_up, 1, memory_order_relaxed);
 	int rc = send_ack(l, fd);
 	uint64_t acked_seq = stream_last_seq(srv->stream);
 	int64_t last_ack = zr_time_ms();
+	char batch_err[256] = "";
+	uint64_t seq;
+	/* the stream offset of the frame being read (its records reach our
+	 * stream later when batched or held) */
+	uint64_t at = stream_position(srv->stream, &seq);
 	while (rc == 0 && !stopping(l)) {
 		size_t off = 0;
-		uint64_t seq;
-		uint64_t at = stream_position(srv->stream, &seq);
 		while (b->len - off >= JR_FRAME_HEADER) {
 			const unsigned char *h = (const unsigned char *)b->p + off;
 			size_t plen = le32(h);
@@ -330,7 +397,7 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 					cseq = cseq << 8 | pl[1 + i];
 				if (rp.nopen) { /* other transactions still open: in its place later */
 					hold_commit(&a, cseq, h, JR_FRAME_HEADER + plen);
-				} else {
+				} else if ((cr = run_batch(&a, batch_err, sizeof(batch_err))) >= 0) {
 					flush_commits(&a, UINT64_MAX);
 					cr = stream_append_frame(srv->stream, h, JR_FRAME_HEADER + plen,
 								 NULL);
@@ -339,20 +406,18 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 			if (cr >= 0 && a.rc)
 				cr = a.rc;
 			if (cr < 0) {
-				zr_log(ZR_LOG_WARNING,
-				       "Replication stream: the record at offset %" PRIu64
-				       " cannot be applied (%s): link closed, it is asked for again at the next sync",
-				       rp.rc ? rp.err_pos : at, rp.rc ? rp.err : strerror(-cr));
+				log_refused(&a, &rp, at, cr, batch_err);
 				rc = cr;
 				break;
 			}
 			off += JR_FRAME_HEADER + plen;
-			/* the offset of the next frame not yet in our stream: held
-			 * records are appended when their transaction commits */
-			if (!rp.nopen)
-				at = stream_position(srv->stream, &seq);
+			at += JR_FRAME_HEADER + plen;
 		}
 		sockbuf_consume(b, off);
+		/* what this read brought is applied and in our stream before it
+		 * is acknowledged */
+		if (rc == 0 && (rc = run_batch(&a, batch_err, sizeof(batch_err))) < 0)
+			log_refused(&a, &rp, at, rc, batch_err);
 		if (rc < 0)
 			break;
 		int64_t now = zr_time_ms();
@@ -378,6 +443,16 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 		}
 		atomic_store_explicit(&l->last_io_ms, zr_time_ms(), memory_order_relaxed);
 	}
+	if (rc == 0 && run_batch(&a, batch_err, sizeof(batch_err)) < 0)
+		log_refused(&a, &rp, at, -EINVAL, batch_err);
+	if (a.pool)
+		apply_pool_discard(a.pool); /* cut before it ran: sent again */
+	if (a.diverged) {
+		zr_log(ZR_LOG_WARNING,
+		       "Replication: records applied in parallel after the refused one are not in "
+		       "this server's stream: the next sync is a full one");
+		repl_forget_history(r);
+	}
 	size_t dropped = jr_replay_drop(&rp);
 	if (dropped)
 		zr_log(ZR_LOG_NOTICE,
@@ -386,7 +461,8 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 	jr_replay_free(&rp);
 	drop_commits(&a);
 	jbuf_free(&a.frame);
-	r->apply.close(applier);
+	apply_pool_free(a.pool);
+	r->apply.close(a.applier);
 	return rc;
 }
 
