@@ -168,6 +168,12 @@ static void test_push(void)
 	ok(cluster_push(cl, "epoch 9\nnode x\n", 15, err, sizeof(err)) < 0 &&
 		   !strncmp(err, "topology line 2:", 16),
 	   "a bad document: %s", err);
+	struct cluster *cl2 = cluster_create(dir, 1, err, sizeof(err)); /* what the file holds now */
+	const struct topology *f5 = cl2 ? cluster_read_begin(cl2, 0) : NULL;
+	ok(f5 && f5->epoch == 5 && f5->nodes[0].port == 7000, "the refused pushes left the file at epoch 5");
+	if (cl2)
+		cluster_read_end(cl2, 0);
+	cluster_free(cl2);
 	is_int(cluster_push(cl, d6, strlen(d6), err, sizeof(err)), 0, "push epoch 6 while a reader holds 5");
 	is_int((long long)held->epoch, 5, "the held table is still readable");
 	is_int(held->nodes[0].port, 7000, "and intact");

@@ -333,7 +333,7 @@ int cluster_push(struct cluster *cl, const char *doc, size_t len, char *err, siz
 		topology_free(t); /* the same one again: nothing to do */
 		t = NULL;
 	}
-	if (t && write_file(cl, TOPOLOGY_FILE, t->text, t->text_len, err, errlen) < 0)
+	if (t && rc == 0 && write_file(cl, TOPOLOGY_FILE, t->text, t->text_len, err, errlen) < 0)
 		rc = -1;
 	if (t && rc == 0) {
 		zr_log(ZR_LOG_NOTICE, "cluster: topology epoch %llu applied (%u nodes, %u slots assigned)",
