@@ -212,40 +212,75 @@ code, out, err = cli(ports["n0"], "--cluster", "check", "127.0.0.1:%d" % ports["
 ok(code == 0 and "[OK] All 16384 slots covered." in out and "[ERR]" not in out,
    "redis-cli --cluster check is healthy" + ("" if code == 0 else ": " + out[-600:] + err[-300:]))
 
+# ---- pushes while workers route: tables swapped under readers ----------------------------
+import threading
+stop = threading.Event()
+seen = {"replies": 0, "bad": []}
+hot = [k for sl, k in sorted(picked.items())][:50]
+
+
+def hammer(port):
+    c = Client(port)
+    while not stop.is_set():
+        for r in c.pipeline([("GET", k) for k in hot]):
+            v = r.py()
+            seen["replies"] += 1
+            if not (isinstance(v, bytes) or (isinstance(v, str) and v.startswith("MOVED "))):
+                seen["bad"].append(v)
+    c.close()
+
+
+threads = [threading.Thread(target=hammer, args=(ports["n0"],)) for _ in range(2)]
+for t in threads:
+    t.start()
+pushed = 0
+for e in range(2, 102):
+    if cli(ports["n0"], "CLUSTER", "SETTOPOLOGY", document(e, ports, "n0"))[1] == "OK":
+        pushed += 1
+stop.set()
+for t in threads:
+    t.join(60)
+is_(pushed, 100, "100 pushes applied while two clients route GETs")
+ok(seen["replies"] > 0 and not seen["bad"], "every reply meanwhile is a value or MOVED (%d replies%s)"
+   % (seen["replies"], ", bad %r" % seen["bad"][:3] if seen["bad"] else ""))
+res = push_all(101, servers)
+ok(all(v == "OK" for v in res.values()), "epoch 101 everywhere: %s" % res)
+
 # ---- epochs -------------------------------------------------------------------------------
 r = cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(0, ports, "n1"))[1]
-is_(r, "ERR topology epoch 0 is older than the current epoch 1", "an older epoch is refused")
+is_(r, "ERR topology epoch 0 is older than the current epoch 101", "an older epoch is refused")
 moved_ranges = dict(RANGES, n1="5461-10921", n2="10922-16383")
-r = cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(1, ports, "n1", moved_ranges))[1]
-is_(r, "ERR topology epoch 1 is the current epoch with a different layout", "the same epoch with another layout is refused")
-is_(cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(1, ports, "n1"))[1], "OK", "the same document again: OK")
+r = cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(101, ports, "n1", moved_ranges))[1]
+is_(r, "ERR topology epoch 101 is the current epoch with a different layout",
+    "the same epoch with another layout is refused")
+is_(cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(101, ports, "n1"))[1], "OK", "the same document again: OK")
 r = cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", "epoch 5\ncluster x\nmyself %s\nnode zz\n" % node_id("n1"))[1]
 is_(r, "ERR topology line 4: a node line is: node <id> <name> <ip> <port> primary <ranges> | replica <primary-id>",
     "a bad document names its line")
-is_(conn["n1"].call("CLUSTER", "INFO").py().decode().count("cluster_my_epoch:1"), 1, "and nothing changed")
+is_(conn["n1"].call("CLUSTER", "INFO").py().decode().count("cluster_my_epoch:101\r"), 1, "and nothing changed")
 
 conn["n1"].close()
 servers["n1"].restart(same_port=True)
 conn["n1"] = servers["n1"].client()
 doc = conn["n1"].call("CLUSTER", "TOPOLOGY").py()
-is_(doc.decode() if doc else None, document(1, ports, "n1"), "a restart keeps the topology from its file")
+is_(doc.decode() if doc else None, document(101, ports, "n1"), "a restart keeps the topology from its file")
 is_(conn["n1"].call("CLUSTER", "MYID").py().decode(), node_id("n1"), "and myself")
 is_(cli(ports["n1"], "CLUSTER", "SETTOPOLOGY", document(0, ports, "n1"))[1],
-    "ERR topology epoch 0 is older than the current epoch 1", "and still refuses an older epoch")
+    "ERR topology epoch 0 is older than the current epoch 101", "and still refuses an older epoch")
 
 conn["n2"].close()
 servers["n2"].restart(same_port=False)
 ports["n2"] = servers["n2"].port
 conn["n2"] = servers["n2"].client()
-res = push_all(2, servers)
-ok(all(v == "OK" for v in res.values()), "epoch 2 with n2's new port pushed everywhere: %s" % res)
+res = push_all(102, servers)
+ok(all(v == "OK" for v in res.values()), "epoch 102 with n2's new port pushed everywhere: %s" % res)
 k2 = [k for s, k in sorted(picked.items()) if owner_of(s) == "n2"][0]
 s2 = c0.call("CLUSTER", "KEYSLOT", k2).py()
 is_(c0.call("GET", k2).py(), "MOVED %d 127.0.0.1:%d" % (s2, ports["n2"]), "MOVED names n2's new address")
 
 part = {"n0": "0-5460", "n1": "5461-10922", "n2": "10923-16000"}
-res = push_all(3, servers, part)
-ok(all(v == "OK" for v in res.values()), "epoch 3 leaves slots 16001-16383 to nobody")
+res = push_all(103, servers, part)
+ok(all(v == "OK" for v in res.values()), "epoch 103 leaves slots 16001-16383 to nobody")
 kx = [k for s, k in sorted(picked.items()) if s > 16000]
 ok(kx and c0.call("GET", kx[0]).py() == "CLUSTERDOWN Hash slot not served", "an unowned slot: CLUSTERDOWN Hash slot not served")
 ok("cluster_state:fail" in c0.call("CLUSTER", "INFO").py().decode(), "CLUSTER INFO: cluster_state:fail without full coverage")
