@@ -161,6 +161,18 @@ is_(c0.call("SELECT", "1").py(), "ERR SELECT is not allowed in cluster mode", "S
 is_(c0.call("SELECT", "0").py(), "OK", "SELECT 0 is fine")
 is_(c0.call("ASKING").py(), "OK", "ASKING answers OK")
 
+# ---- shard channels route by slot ----------------------------------------------------------
+is_(c0.call("SSUBSCRIBE", "{a}c1", "{b}c1").py(), "CROSSSLOT Keys in request don't hash to the same slot",
+    "SSUBSCRIBE across slots: CROSSSLOT")
+wrong_node = [n for n in ["n0", "n1", "n2"] if n != own_a][0]
+is_(conn[wrong_node].call("SPUBLISH", "{a}c1", "m").py(), "MOVED %d 127.0.0.1:%d" % (sa, ports[own_a]),
+    "SPUBLISH on another node's slot: MOVED")
+sub = servers[own_a].client()
+sub.call("SSUBSCRIBE", "{a}c1")
+is_(ca.call("SPUBLISH", "{a}c1", "m").py(), 1, "SPUBLISH on the owner reaches its subscriber")
+is_(sub.read_reply().py(), [b"smessage", b"{a}c1", b"m"], "the subscriber gets the smessage")
+sub.close()
+
 # ---- the replica: MOVED for writes, READONLY reads -----------------------------------------
 n0_key = [k for s, k in sorted(picked.items()) if owner_of(s) == "n0"][0]
 rc = conn["r0"]
