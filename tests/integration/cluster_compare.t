@@ -151,6 +151,11 @@ for k in ["k:1", "k:2", "k:3", "k:4", "k:5", "k:6"]:
     i = (owner(s) + 1) % 3
     same("MOVED of %s (slot %d) from node %d" % (k, s, i), ("GET", k), conn_index=i)
 same("SELECT 1 in cluster mode", ("SELECT", "1"))
+same("SELECT x in cluster mode", ("SELECT", "x"))
+same("MOVE in cluster mode", ("MOVE", "k:1", "1"))
+same("SWAPDB in cluster mode", ("SWAPDB", "0", "1"))
+same("COPY to db 1 in cluster mode", ("COPY", "{tag}7", "{tag}8", "DB", "1"), conn_index=owner(want[keys.index("{tag}7")]))
+same("COPY DB 99", ("COPY", "{tag}7", "{tag}8", "DB", "99"), conn_index=owner(want[keys.index("{tag}7")]))
 same("COUNTKEYSINSLOT 16384", ("CLUSTER", "COUNTKEYSINSLOT", "16384"))
 same("COUNTKEYSINSLOT x", ("CLUSTER", "COUNTKEYSINSLOT", "x"))
 same("GETKEYSINSLOT -1 1", ("CLUSTER", "GETKEYSINSLOT", "-1", "1"))
