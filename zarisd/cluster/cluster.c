@@ -314,7 +314,7 @@ int cluster_push(struct cluster *cl, const char *doc, size_t len, char *err, siz
 	struct topology *t = topology_parse(doc, len, why, sizeof(why));
 	if (!t) {
 		snprintf(err, errlen, "topology %s", why);
-		return -1;
+		return -EINVAL;
 	}
 	pthread_mutex_lock(&cl->push_lock);
 	const struct topology *cur = atomic_load_explicit(&cl->current, memory_order_relaxed);
@@ -322,19 +322,19 @@ int cluster_push(struct cluster *cl, const char *doc, size_t len, char *err, siz
 	if (cur && t->epoch < cur->epoch) {
 		snprintf(err, errlen, "topology epoch %llu is older than the current epoch %llu",
 			 (unsigned long long)t->epoch, (unsigned long long)cur->epoch);
-		rc = -1;
+		rc = -ESTALE;
 	} else if (cur && t->epoch == cur->epoch) {
 		if (!topology_same_layout(t, cur)) {
 			snprintf(err, errlen,
 				 "topology epoch %llu is the current epoch with a different layout",
 				 (unsigned long long)t->epoch);
-			rc = -1;
+			rc = -EEXIST;
 		}
 		topology_free(t); /* the same one again: nothing to do */
 		t = NULL;
 	}
-	if (t && rc == 0 && write_file(cl, TOPOLOGY_FILE, t->text, t->text_len, err, errlen) < 0)
-		rc = -1;
+	if (t && rc == 0)
+		rc = write_file(cl, TOPOLOGY_FILE, t->text, t->text_len, err, errlen);
 	if (t && rc == 0) {
 		zr_log(ZR_LOG_NOTICE, "cluster: topology epoch %llu applied (%u nodes, %u slots assigned)",
 		       (unsigned long long)t->epoch, t->nnodes, t->assigned);

@@ -54,8 +54,10 @@ void cluster_my_id(struct cluster *cl, unsigned reader, char out[TOPO_ID_LEN + 1
 const char *cluster_generated_id(const struct cluster *cl);
 
 /* CLUSTER SETTOPOLOGY: parses DOC, applies the epoch rules, writes the
- * file, publishes. 0 (applied, or the current one again), else -1 with
- * the error text (no "ERR " prefix) in ERR and nothing changed. Any
+ * file, publishes. 0 (applied, or the current one again), else -EINVAL
+ * (a bad document), -ESTALE (an older epoch), -EEXIST (this epoch with
+ * another layout) or the file's -errno, with the error text (no "ERR "
+ * prefix) in ERR and nothing changed. Any
  * thread not inside a read section; pushes are serialized. */
 int cluster_push(struct cluster *cl, const char *doc, size_t len, char *err, size_t errlen);
 
