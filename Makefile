@@ -85,8 +85,9 @@ $(ZCONF_A): $(call obj,$(CONFIG_SRC))
 	rm -f $@ && ar rcs $@ $^
 
 # The supervisor reads replies with zarisd's RESP reply reader (pure, no
-# I/O): its object joins the supervisor's archive.
-SUP_PROTO    := zarisd/proto/resp_reader.c
+# I/O) and its cluster node ids with SHA-1: their objects join the
+# supervisor's archive.
+SUP_PROTO    := zarisd/proto/resp_reader.c zarisd/core/sha1.c
 
 $(SUP_LIB_A): $(call obj,$(SUP_LIB) $(SUP_PROTO))
 	@mkdir -p $(dir $@)
