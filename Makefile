@@ -80,14 +80,17 @@ $(ZARISD_LIB_A): $(call obj,$(ZARISD_LIB))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(ZCONF_A): $(call obj,$(CONFIG_SRC))
+# Cluster node ids are SHA-1 digests (config/zconf_slots.c): core/sha1
+# (pure) joins config's archive.
+CONFIG_CORE  := zarisd/core/sha1.c
+
+$(ZCONF_A): $(call obj,$(CONFIG_SRC) $(CONFIG_CORE))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 # The supervisor reads replies with zarisd's RESP reply reader (pure, no
-# I/O) and its cluster node ids with SHA-1: their objects join the
-# supervisor's archive.
-SUP_PROTO    := zarisd/proto/resp_reader.c zarisd/core/sha1.c
+# I/O): its object joins the supervisor's archive.
+SUP_PROTO    := zarisd/proto/resp_reader.c
 
 $(SUP_LIB_A): $(call obj,$(SUP_LIB) $(SUP_PROTO))
 	@mkdir -p $(dir $@)
