@@ -36,7 +36,7 @@ struct sv_info {
 /* INFO with every field absent. */
 void sv_info_clear(struct sv_info *info);
 
-#define SV_HEALTH_MAX_CMDS 16
+#define SV_HEALTH_MAX_CMDS 32 /* AUTH, every live change, the two topology commands, PING, INFO */
 
 struct sv_health {
 	int fd; /* -1 when idle */

@@ -171,8 +171,8 @@ static void slots_cell(const struct sv *s, const struct sv_instance *i, const st
 		snprintf(epoch, sizeof(epoch), "e%lld%s", i->topo.epoch, i->topo.synced ? "" : "!");
 	else if (i->pid > 0)
 		snprintf(epoch, sizeof(epoch), "e-!");
-	snprintf(buf, size, "%s%.40s%s%s %s", p != n ? "(" : "", p->slots, strlen(p->slots) > 40 ? "..." : "",
-		 p != n ? ")" : "", epoch);
+	snprintf(buf, size, "%s%.40s%s%s %s", p != n ? "(" : "", *p->slots ? p->slots : "none",
+		 strlen(p->slots) > 40 ? "..." : "", p != n ? ")" : "", epoch);
 }
 
 static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, struct row *r)
