@@ -7,7 +7,8 @@ epoch kept in <dir>/supervisor-topology; kill -9 of an instance restarts
 it and it is pushed again; an instance that restarts with a newer epoch
 than ours is passed; a reload moving a node's address restarts that node
 only and pushes epoch + 1 everywhere; a reload moving slots (or switching
-cluster mode) is refused and nothing changes."""
+cluster mode) is refused and nothing changes. CLUSTER_PUSH_ZARISD=real
+runs the same against zarisd itself (cluster.t has the client side)."""
 import hashlib
 import os
 import signal
@@ -17,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svlib import *  # noqa: E402,F401
 
 require_binaries()
-FAKE = os.path.join(HERE, "fake_cluster_zarisd.py")
+# CLUSTER_PUSH_ZARISD=real runs it against zarisd itself
+FAKE = ZARISD if os.environ.get("CLUSTER_PUSH_ZARISD") == "real" else os.path.join(HERE, "fake_cluster_zarisd.py")
 ports = free_ports(7)
 names = ["p1", "p2", "p3", "r1", "r2", "r3"]
 
@@ -64,7 +66,7 @@ def all_at(sv, epoch, inst_ports, timeout=10.0):
 sv = Supervisor(conf(), zarisd=FAKE)
 try:
     inst = sv.wait_all_up()
-    ok(inst and len(inst) == 6, "six instances up (the stand-in takes --cluster-enabled yes)")
+    ok(inst and len(inst) == 6, "six instances up with --cluster-enabled yes")
     P = dict(zip(names, ports[:6]))
     ok(all_at(sv, 1, P), "every instance got a document at epoch 1: %s" % epochs(P))
     d = topo(P["p2"])
