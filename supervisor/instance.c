@@ -2,6 +2,7 @@
  * machine; each action above it ends in exactly one state.
  */
 #include "supervisor/instance.h"
+#include "supervisor/dirs.h"
 
 #include "supervisor/log.h"
 
@@ -130,23 +131,6 @@ static void set_error(struct sv_instance *i, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* mkdir -p DIR (0750 for what it creates). Returns 0 or -1 (errno set). */
-static int mkdir_parents(const char *dir)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s", dir);
-	for (char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
-		if (slash)
-			*slash = '\0';
-		if (mkdir(path, 0750) < 0 && errno != EEXIST)
-			return -1;
-		if (!slash)
-			return 0;
-		*slash = '/';
-	}
-}
-
 /* fork + exec zarisd for I's node. The child reports a failed exec through
  * a close-on-exec pipe, so "no such binary" is an error here, not a crash
  * to back off from. Returns 0 or -errno (last_error set). */
@@ -166,7 +150,7 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 	/* each instance keeps its persistence files in its own directory,
 	 * created here so a new node starts without manual steps */
 	char dir[4096];
-	if (zconf_node_dir(p->conf, node, dir, sizeof(dir)) < 0 || mkdir_parents(dir) < 0) {
+	if (zconf_node_dir(p->conf, node, dir, sizeof(dir)) < 0 || sv_mkdir_parents(dir) < 0) {
 		set_error(i, "data directory %s: %s", dir, strerror(errno ? errno : ENAMETOOLONG));
 		return -EIO;
 	}

@@ -3,6 +3,7 @@
  */
 #include "supervisor/topology.h"
 
+#include "supervisor/dirs.h"
 #include "supervisor/log.h"
 
 #include <ctype.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* A growing string; aborts on OOM (documents are tiny). */
@@ -75,6 +75,7 @@ static void state_write(struct sv_topology *t)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", t->state_path);
+	sv_mkdir_parents(t->dir);
 	f = fopen(tmp, "w");
 	if (!f) {
 		snprintf(t->error, sizeof(t->error), "%.200s: %s", tmp, strerror(errno));
@@ -90,6 +91,12 @@ static void state_write(struct sv_topology *t)
 		sv_log(LOG_ERR, "cluster epoch state not kept: %s", t->error);
 		unlink(tmp);
 		return;
+	}
+	/* the rename itself is durable only once the directory is */
+	fd = open(t->dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
 	}
 	t->error[0] = '\0';
 }
@@ -135,12 +142,11 @@ void sv_topology_init(struct sv_topology *t, const struct zconf *conf)
 		return;
 	t->enabled = true;
 	t->body = build_body(conf);
-	snprintf(path, sizeof(path), "%s/supervisor-topology",
-		 conf->defaults[ZCONF_K_DIR] ? conf->defaults[ZCONF_K_DIR] : ".");
+	t->dir = strdup(conf->defaults[ZCONF_K_DIR] ? conf->defaults[ZCONF_K_DIR] : ".");
+	snprintf(path, sizeof(path), "%s/supervisor-topology", t->dir);
 	t->state_path = strdup(path);
-	if (!t->state_path)
+	if (!t->state_path || !t->dir)
 		abort();
-	mkdir(conf->defaults[ZCONF_K_DIR] ? conf->defaults[ZCONF_K_DIR] : ".", 0750);
 	old = state_read(t->state_path);
 	t->epoch = 1;
 	if (old) {
@@ -166,6 +172,7 @@ void sv_topology_fini(struct sv_topology *t)
 {
 	free(t->body);
 	free(t->state_path);
+	free(t->dir);
 	memset(t, 0, sizeof(*t));
 }
 

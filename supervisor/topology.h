@@ -22,7 +22,8 @@ struct sv_topology {
 	bool enabled;	  /* cluster mode: the rest is meaningful */
 	long long epoch;  /* of the document in force, >= 1 */
 	char *body;	  /* every line but `epoch` and `myself`, owned */
-	char *state_path; /* where epoch and body are kept, owned */
+	char *dir;	  /* the cluster's data root, owned */
+	char *state_path; /* where epoch and body are kept (in dir), owned */
 	char error[300];  /* last state-file problem, "" when none */
 };
 
