@@ -80,7 +80,11 @@ $(ZARISD_LIB_A): $(call obj,$(ZARISD_LIB))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(ZCONF_A): $(call obj,$(CONFIG_SRC))
+# Cluster node ids are SHA-1 digests (config/zconf_slots.c): core/sha1
+# (pure) joins config's archive.
+CONFIG_CORE  := zarisd/core/sha1.c
+
+$(ZCONF_A): $(call obj,$(CONFIG_SRC) $(CONFIG_CORE))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 

@@ -373,6 +373,26 @@ static int parse_cluster(struct zconf *conf, const config_setting_t *g, struct z
 			conf->cluster_name = zconf_strdup(config_setting_get_string(s));
 			continue;
 		}
+		if (strcmp(name, "enabled") == 0) {
+			if (s->type != CONFIG_TYPE_BOOL)
+				return wrong_type(err, conf->path, s, "enabled", "a boolean (true/false)");
+			conf->cluster_enabled = config_setting_get_bool(s);
+			conf->cluster_enabled_line = zconf_setting_line(s);
+			continue;
+		}
+		if (strcmp(name, "slots") == 0) {
+			if (s->type != CONFIG_TYPE_STRING)
+				return wrong_type(err, conf->path, s, "slots", "the string \"auto\"");
+			if (strcmp(config_setting_get_string(s), "auto") != 0)
+				return zconf_fail(
+					err, zconf_setting_file(s, conf->path), zconf_setting_line(s),
+					"cluster: slots must be \"auto\", not \"%s\" (a primary lists "
+					"its own slots in its node)",
+					config_setting_get_string(s));
+			conf->slots_auto = true;
+			conf->slots_line = zconf_setting_line(s);
+			continue;
+		}
 		if (k < 0)
 			return zconf_fail(err, zconf_setting_file(s, conf->path), zconf_setting_line(s),
 					  "unknown key '%s' in cluster (see zaris.conf for the keys)", name);
@@ -487,7 +507,8 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 		int k = zconf_keydef_find(name);
 
 		if (strcmp(name, "name") == 0 || strcmp(name, "address") == 0 || strcmp(name, "host") == 0 ||
-		    strcmp(name, "replica-of") == 0 || strcmp(name, "role") == 0) {
+		    strcmp(name, "replica-of") == 0 || strcmp(name, "role") == 0 ||
+		    strcmp(name, "slots") == 0) {
 			char **dst = &role;
 
 			if (strcmp(name, "name") == 0)
@@ -498,6 +519,8 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 				dst = &n->host;
 			else if (strcmp(name, "replica-of") == 0)
 				dst = &n->replica_of, n->replica_of_line = zconf_setting_line(s);
+			else if (strcmp(name, "slots") == 0)
+				dst = &n->slots, n->slots_line = zconf_setting_line(s);
 
 			rc = node_string(conf, s, dst, err);
 		} else if (strcmp(name, "port") == 0) {
@@ -700,7 +723,8 @@ static int parse_root(struct zconf *conf, const config_setting_t *root, struct z
 		if (rc < 0)
 			return rc;
 	}
-	return check_cluster(conf, err);
+	rc = check_cluster(conf, err);
+	return rc < 0 ? rc : zconf_check_slots(conf, err);
 }
 
 int zconf_load_local(const char *path, const char *local_nodes, struct zconf **out, struct zconf_error *err)
@@ -765,12 +789,14 @@ void zconf_free(struct zconf *conf)
 		free(n->address);
 		free(n->host);
 		free(n->replica_of);
+		free(n->slots);
 		for (int k = 0; k < ZCONF_K__COUNT; k++)
 			free(n->set[k]);
 	}
 	for (int k = 0; k < ZCONF_K__COUNT; k++)
 		free(conf->defaults[k]);
 	free(conf->nodes);
+	free(conf->slot_owner);
 	free(conf->cluster_name);
 	free(conf->path);
 	free(conf);

@@ -99,8 +99,11 @@ struct zconf_node {
 	int replica_of_line;	   /* line of `replica-of` (or of the group) */
 	char *set[ZCONF_K__COUNT]; /* this node's own values, NULL = inherit */
 	int set_line[ZCONF_K__COUNT];
-	int line;      /* line of the node's group in the file */
-	bool is_local; /* runs on this machine */
+	char *slots;	/* cluster mode: the slots it serves, normalised ("0-5460,6000"); "" for a
+			* primary without slots and for a replica; NULL when cluster mode is off */
+	int slots_line; /* line of its own `slots`, 0 when it has none */
+	int line;	/* line of the node's group in the file */
+	bool is_local;	/* runs on this machine */
 	/* effective values derived at load (cluster defaults overridden by the node) */
 	unsigned long long maxmemory; /* bytes, 0 = no limit */
 	cpu_set_t cores;	      /* empty = not pinned */
@@ -119,7 +122,17 @@ struct zconf {
 	size_t n_nodes;
 	size_t n_local;
 	unsigned long long mem_total; /* this machine's RAM, what "75%" is taken of */
+	/* cluster mode (group `cluster`: enabled, slots) */
+	bool cluster_enabled;
+	int cluster_enabled_line;
+	bool slots_auto;   /* slots = "auto", or no node gives its own */
+	int slots_line;	   /* line of the cluster's `slots`, 0 when absent */
+	short *slot_owner; /* cluster mode: ZCONF_SLOTS entries, the index in nodes of each slot's
+			    * primary (every slot has one once loaded); NULL when off */
 };
+
+/* Redis Cluster's hash slots. */
+#define ZCONF_SLOTS 16384
 
 /* Loads and validates PATH. LOCAL_NODES is NULL to find this machine's nodes
  * (a node whose `host` equals gethostname(), else one without `host` whose
@@ -153,7 +166,8 @@ const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *
  * enum order, starting with "port" and "bind" (the node's address unless
  * bind is set), then each key that the node or the cluster sets; a replica
  * ends with "replicaof" ("ADDR PORT" of its primary, zconf_replicaof) and,
- * when its primary requires a password, "masterauth". Stops at and returns
+ * when its primary requires a password, "masterauth"; in cluster mode
+ * "cluster-enabled" "yes" comes last. Stops at and returns
  * FN's first non-zero result; 0 when all were visited. */
 typedef int (*zconf_setting_fn)(const char *key, const char *value, void *ctx);
 int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,
@@ -171,6 +185,17 @@ const char *zconf_masterauth(const struct zconf *conf, const struct zconf_node *
 /* How many replica-of links lead from NODE to a primary (0 for a primary,
  * 1 for a replica of a primary, 2 for a replica of that replica ...). */
 int zconf_replica_depth(const struct zconf *conf, const struct zconf_node *node);
+
+/* Slot lists: comma-separated "a-b" or "a", 0 to ZCONF_SLOTS - 1, each slot
+ * once. Sets the bits of the slots S names in OWNED (ZCONF_SLOTS / 8 bytes,
+ * not cleared first). Returns 0, or -EINVAL with the reason in WHY. */
+int zconf_parse_slots(const char *s, unsigned char *owned, char *why, size_t whysize);
+/* Formats the set bits of OWNED as ranges ("0-5460,6000") into BUF; "" when
+ * none. */
+void zconf_format_slots(const unsigned char *owned, char *buf, size_t size);
+/* The hex node id of NODE in cluster mode: SHA-1 of "<cluster name>/<node
+ * name>", 40 lowercase digits, into OUT. */
+void zconf_node_id(const struct zconf *conf, const struct zconf_node *node, char out[41]);
 
 /* Builds the argv to exec zarisd for NODE: { EXE, "--port", "6379", ...,
  * NULL }. Returns the NULL-terminated vector (free with zconf_argv_free),

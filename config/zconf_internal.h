@@ -25,4 +25,10 @@ bool zconf_is_ip(const char *s);
 int zconf_select_local(struct zconf *conf, const char *local_nodes, struct zconf_error *err);
 int zconf_check_local(struct zconf *conf, struct zconf_error *err);
 
+/* zconf_slots.c: in cluster mode gives every primary its slots (its own
+ * `slots`, or the automatic split) and checks the layout: each slot served
+ * once, slots only on primaries, replicas of primaries that own slots.
+ * Outside cluster mode refuses any `slots`. */
+int zconf_check_slots(struct zconf *conf, struct zconf_error *err);
+
 #endif

@@ -66,6 +66,8 @@ int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node
 		if (rc == 0 && auth)
 			rc = fn("masterauth", auth, ctx);
 	}
+	if (rc == 0 && conf->cluster_enabled)
+		rc = fn("cluster-enabled", "yes", ctx);
 	return rc;
 }
 

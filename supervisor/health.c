@@ -35,6 +35,7 @@ void sv_health_init(struct sv_health *h)
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
 	sv_info_clear(&h->info);
+	h->push_reply = h->topo_reply = -1;
 }
 
 void sv_health_reset(struct sv_health *h)
@@ -42,7 +43,19 @@ void sv_health_reset(struct sv_health *h)
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h->in);
+	free(h->topo);
 	sv_health_init(h);
+}
+
+int sv_health_add_topology(struct sv_health *h, int kind, int argc, const char *const *argv)
+{
+	int idx = h->n_cmds, rc = sv_health_add(h, argc, argv);
+
+	if (rc == 0 && kind == 0)
+		h->push_reply = idx;
+	else if (rc == 0)
+		h->topo_reply = idx;
+	return rc;
 }
 
 int sv_health_add(struct sv_health *h, int argc, const char *const *argv)
@@ -229,7 +242,28 @@ static bool parse_replies(struct sv_health *h)
 			finish(h, false, "malformed reply %s", first_line(p, avail, line, 101));
 			return false;
 		}
-		if (r.type == RESP_REPLY_ERROR && p[0] == '-') {
+		if (h->n_replies == h->push_reply || h->n_replies == h->topo_reply) {
+			bool push = h->n_replies == h->push_reply;
+			char *err_out = push ? h->push_error : h->topo_error;
+
+			if (r.type == RESP_REPLY_ERROR)
+				snprintf(err_out, sizeof(h->push_error), "%.*s",
+					 (int)(r.len < 190 ? r.len : 190), r.str);
+			else if (!push && r.type == RESP_REPLY_NULL)
+				h->topo_nil = true;
+			else if (!push && r.type == RESP_REPLY_BULK) {
+				free(h->topo);
+				h->topo = malloc(r.len + 1);
+				if (!h->topo) {
+					finish(h, false, "out of memory%s", "");
+					return false;
+				}
+				memcpy(h->topo, r.str, r.len);
+				h->topo[r.len] = '\0';
+			} else if (!(push && r.type == RESP_REPLY_STATUS))
+				snprintf(err_out, sizeof(h->push_error), "unexpected reply %s",
+					 first_line(p, avail, line, 101));
+		} else if (r.type == RESP_REPLY_ERROR && p[0] == '-') {
 			snprintf(line, sizeof(line), "%.*s", (int)(r.len < 150 ? r.len : 150), r.str);
 			finish(h, false, "error reply: %s", line);
 			return false;

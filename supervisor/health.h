@@ -36,12 +36,12 @@ struct sv_info {
 /* INFO with every field absent. */
 void sv_info_clear(struct sv_info *info);
 
-#define SV_HEALTH_MAX_CMDS 16
+#define SV_HEALTH_MAX_CMDS 32 /* AUTH, every live change, the two topology commands, PING, INFO */
 
 struct sv_health {
 	int fd; /* -1 when idle */
 	int64_t deadline_ms;
-	char out[4096]; /* the encoded pipeline */
+	char out[32768]; /* the encoded pipeline (a topology push is a line per node) */
 	size_t out_len, out_off;
 	char *in; /* replies received so far */
 	size_t in_len, in_cap;
@@ -52,6 +52,15 @@ struct sv_health {
 	bool ok;	     /* every reply as expected */
 	char error[200];     /* why not ok */
 	struct sv_info info; /* from the INFO reply, if any */
+	/* cluster mode: the replies of CLUSTER SETTOPOLOGY (push_reply) and
+	 * CLUSTER TOPOLOGY (topo_reply), -1 when not sent. An error reply to
+	 * either does not fail the check (the instance is alive; the push is
+	 * retried): it is kept in push_error / topo_error. */
+	int push_reply, topo_reply;
+	char push_error[200];
+	char topo_error[200];
+	char *topo;    /* the CLUSTER TOPOLOGY document, malloc'd; NULL for nil or not asked */
+	bool topo_nil; /* it answered nil: no topology yet */
 };
 
 /* Resets H to idle. */
@@ -59,6 +68,11 @@ void sv_health_init(struct sv_health *h);
 /* Appends a command (ARGC strings) to the pipeline of an idle H. Returns 0,
  * or -ENOSPC when the pipeline buffer is full. */
 int sv_health_add(struct sv_health *h, int argc, const char *const *argv);
+/* Appends a command like sv_health_add whose reply is the push (KIND 0:
+ * CLUSTER SETTOPOLOGY) or the document read back (KIND 1: CLUSTER
+ * TOPOLOGY): see push_reply and topo_reply. */
+int sv_health_add_topology(struct sv_health *h, int kind, int argc, const char *const *argv);
+
 /* Starts connecting to ADDR:PORT (numeric) with the pipeline built so far;
  * the exchange must end by DEADLINE_MS (monotonic). Returns 0 (in progress,
  * or already done with an error when the connect failed at once). */

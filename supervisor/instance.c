@@ -2,6 +2,7 @@
  * machine; each action above it ends in exactly one state.
  */
 #include "supervisor/instance.h"
+#include "supervisor/dirs.h"
 
 #include "supervisor/log.h"
 
@@ -57,6 +58,7 @@ struct sv_instance *sv_instance_new(const char *name)
 	i->state = SV_DOWN;
 	sv_health_init(&i->check);
 	sv_info_clear(&i->info);
+	i->topo.epoch = -1;
 	return i;
 }
 
@@ -148,8 +150,7 @@ static int spawn_process(struct sv_instance *i, const struct sv_params *p)
 	/* each instance keeps its persistence files in its own directory,
 	 * created here so a new node starts without manual steps */
 	char dir[4096];
-	if (zconf_node_dir(p->conf, node, dir, sizeof(dir)) < 0 ||
-	    (mkdir(dir, 0750) < 0 && errno != EEXIST)) {
+	if (zconf_node_dir(p->conf, node, dir, sizeof(dir)) < 0 || sv_mkdir_parents(dir) < 0) {
 		set_error(i, "data directory %s: %s", dir, strerror(errno ? errno : ENAMETOOLONG));
 		return -EIO;
 	}
@@ -267,6 +268,10 @@ static void a_spawn(struct sv_instance *i, const struct sv_params *p, int64_t no
 	i->timer_ms = now + p->conf->sv.start_timeout_ms;
 	i->next_check_ms = now + SV_STARTING_CHECK_MS;
 	sv_info_clear(&i->info);
+	/* a new process: what it holds is known from its first check */
+	i->topo.synced = false;
+	i->topo.epoch = -1;
+	i->topo.ahead = 0;
 	sv_log(LOG_NOTICE, "%s: started zarisd pid %d%s", i->name, (int)i->pid, first ? "" : " (restart)");
 }
 
@@ -475,12 +480,78 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
 		argv[3] = i->sent_set[k];
 		sv_health_add(&i->check, 4, argv);
 	}
+	/* Cluster mode: the push until the instance shows the document, then
+	 * on every check the read-back that notices a restart with an older
+	 * file (or a lost one). Before PING, which stays last but one. */
+	if (p->topo && p->topo->enabled) {
+		char *doc = i->topo.synced ? NULL : sv_topology_document(p->topo, p->conf, node);
+
+		argv[0] = "CLUSTER";
+		if (doc) {
+			argv[1] = "SETTOPOLOGY";
+			argv[2] = doc;
+			if (sv_health_add_topology(&i->check, 0, 3, argv) < 0)
+				set_error(i, "topology document too long for one push");
+			free(doc);
+		}
+		argv[1] = "TOPOLOGY";
+		sv_health_add_topology(&i->check, 1, 2, argv);
+	}
 	argv[0] = "PING";
 	sv_health_add(&i->check, 1, argv);
 	argv[0] = "INFO";
 	sv_health_add(&i->check, 1, argv);
 	sv_health_start(&i->check, node->address, node->port, now + p->conf->sv.health_timeout_ms);
 	return true;
+}
+
+/* Cluster mode, after a check the instance answered: what its topology is
+ * now. A document other than ours is pushed with the next check (at once
+ * when this one did not push; after a health-interval when it did and the
+ * instance still differs, so that a refusal does not spin). */
+static void topo_after_check(struct sv_instance *i, const struct sv_params *p, int64_t now)
+{
+	struct sv_health *h = &i->check;
+	const struct zconf_node *node = zconf_find_node(p->conf, i->name);
+	bool pushed = h->push_reply >= 0;
+	char *want;
+
+	if (!node || h->topo_reply < 0)
+		return;
+	want = sv_topology_document(p->topo, p->conf, node);
+	if (pushed && !h->push_error[0]) {
+		i->topo.pushes++;
+		i->topo.push_error[0] = '\0';
+	} else if (pushed && strcmp(h->push_error, i->topo.push_error) != 0) {
+		sv_log(LOG_WARNING, "%s: topology epoch %lld refused: %s", i->name, p->topo->epoch,
+		       h->push_error);
+		snprintf(i->topo.push_error, sizeof(i->topo.push_error), "%s", h->push_error);
+		set_error(i, "topology push refused: %.200s", h->push_error);
+	}
+	if (h->topo_error[0]) {
+		set_error(i, "CLUSTER TOPOLOGY: %.200s", h->topo_error);
+		i->topo.synced = false;
+		i->topo.epoch = -1;
+	} else {
+		bool was = i->topo.synced;
+
+		i->topo.epoch = h->topo ? sv_topology_doc_epoch(h->topo) : -1;
+		i->topo.synced = h->topo && sv_topology_doc_equal(h->topo, want);
+		if (i->topo.synced && !was && pushed)
+			sv_log(LOG_NOTICE, "%s: topology epoch %lld pushed", i->name, p->topo->epoch);
+		else if (!i->topo.synced && was)
+			sv_log(LOG_NOTICE, "%s: shows topology epoch %lld, not epoch %lld: pushing again",
+			       i->name, i->topo.epoch, p->topo->epoch);
+		/* Newer than ours (our state was lost), or ours in number with
+		 * another layout (zarisd said so): only a higher epoch is taken. */
+		if (!i->topo.synced &&
+		    (i->topo.epoch > p->topo->epoch ||
+		     (pushed && strstr(h->push_error, "is the current epoch with a different layout"))))
+			i->topo.ahead = i->topo.epoch > p->topo->epoch ? i->topo.epoch : p->topo->epoch;
+	}
+	if (!i->topo.synced && !pushed)
+		i->next_check_ms = now;
+	free(want);
 }
 
 /* Live changes went through with this check: remember what the process now
@@ -528,6 +599,8 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 		if (i->loading)
 			sv_log(LOG_NOTICE, "%s: done loading", i->name);
 		i->loading = false;
+		if (p->topo && p->topo->enabled)
+			topo_after_check(i, p, now);
 		sv_instance_event(i, SV_EV_HEALTH_OK, p, now);
 	} else if (strncmp(h->error, "error reply: LOADING", 20) == 0 &&
 		   (i->state == SV_UP || i->state == SV_UNHEALTHY)) {

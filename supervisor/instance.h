@@ -17,6 +17,7 @@
 
 #include "config/zconf.h"
 #include "supervisor/health.h"
+#include "supervisor/topology.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,8 +58,19 @@ enum {
 
 /* What an instance needs from the supervisor to act. */
 struct sv_params {
-	const struct zconf *conf; /* current configuration */
-	const char *zarisd;	  /* path of the zarisd binary */
+	const struct zconf *conf;	/* current configuration */
+	const char *zarisd;		/* path of the zarisd binary */
+	const struct sv_topology *topo; /* cluster mode when topo->enabled */
+};
+
+/* An instance's topology as its checks see it (cluster mode). */
+struct sv_topo_view {
+	bool synced;	      /* its CLUSTER TOPOLOGY is the document it should have */
+	long long epoch;      /* the epoch it reported, -1 none or not known */
+	long long ahead;      /* an epoch it has that is not older than ours with another layout: the
+			       * supervisor must pass it (sv_topology_pass); 0 when none */
+	int pushes;	      /* pushes answered +OK */
+	char push_error[200]; /* its last refusal of a push, "" when none */
 };
 
 struct sv_instance {
@@ -83,6 +95,7 @@ struct sv_instance {
 	char *sent_set[SV_SET__COUNT];	  /* live changes the check in flight carries */
 	struct sv_health check;		  /* the exchange in flight */
 	struct sv_info info;		  /* from the last good INFO */
+	struct sv_topo_view topo;	  /* cluster mode */
 };
 
 /* A new instance for node NAME, in SV_DOWN. Never NULL (aborts on OOM). */

@@ -99,6 +99,7 @@ enum {
 	C_OFFSET,
 	C_LAG,
 	C_ADDR,
+	C_SLOTS, /* cluster mode only */
 	C_CORES,
 	C_MEM,
 	C_UPTIME,
@@ -152,6 +153,28 @@ static void repl_view(struct sv *s, const struct sv_instance *i, struct repl_vie
 	v->syncing = i->info.master_sync_in_progress == 1;
 }
 
+/* Cluster mode: the slots the file gives N (a replica: its primary's, in
+ * parentheses), cut at 40 characters, then the epoch the instance shows,
+ * "!" after it when that is not the document it should have. */
+static void slots_cell(const struct sv *s, const struct sv_instance *i, const struct zconf_node *n, char *buf,
+		       size_t size)
+{
+	const struct zconf_node *p =
+		n && n->role == ZCONF_ROLE_REPLICA ? zconf_find_node(s->conf, n->replica_of) : n;
+	char epoch[32] = "e-";
+
+	if (!s->topo.enabled || !p || !p->slots) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if (i->topo.epoch >= 0)
+		snprintf(epoch, sizeof(epoch), "e%lld%s", i->topo.epoch, i->topo.synced ? "" : "!");
+	else if (i->pid > 0)
+		snprintf(epoch, sizeof(epoch), "e-!");
+	snprintf(buf, size, "%s%.40s%s%s %s", p != n ? "(" : "", *p->slots ? p->slots : "none",
+		 strlen(p->slots) > 40 ? "..." : "", p != n ? ")" : "", epoch);
+}
+
 static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, struct row *r)
 {
 	const struct zconf_node *n = zconf_find_node(s->conf, i->name);
@@ -197,6 +220,7 @@ static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, str
 		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "%s:%d", n->address, n->port);
 	else
 		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "-");
+	slots_cell(s, i, n, r->cell[C_SLOTS], sizeof(r->cell[0]));
 	if (n && CPU_COUNT(&n->cores))
 		zconf_format_cores(&n->cores, r->cell[C_CORES], sizeof(r->cell[0]));
 	else
@@ -215,9 +239,9 @@ static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, str
 
 static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 {
-	static const char *const head[C__N] = { "INSTANCE", "PID",     "ROLE",	    "LINK",   "OFFSET",
-						"LAG",	    "ADDRESS", "CORES",	    "MEMORY", "UPTIME",
-						"RESTARTS", "HEALTH",  "LAST ERROR" };
+	static const char *const head[C__N] = { "INSTANCE", "PID",	"ROLE",	  "LINK",      "OFFSET",
+						"LAG",	    "ADDRESS",	"SLOTS",  "CORES",     "MEMORY",
+						"UPTIME",   "RESTARTS", "HEALTH", "LAST ERROR" };
 	static struct row rows[SV_MAX_INSTANCES];
 	int width[C__N];
 	char up[32], line[4096];
@@ -231,6 +255,18 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 		sv_control_data(conn,
 				"config error (last reload refused, previous config still in force): %s",
 				s->config_error);
+	if (s->topo.enabled) {
+		size_t synced = 0, running = 0;
+
+		for (size_t k = 0; k < s->n_inst; k++) {
+			synced += s->inst[k]->topo.synced;
+			running += s->inst[k]->pid > 0;
+		}
+		sv_control_data(conn,
+				"cluster mode: topology epoch %lld, %zu/%zu running instances have it%s%s",
+				s->topo.epoch, synced, running, s->topo.error[0] ? "; state file: " : "",
+				s->topo.error);
+	}
 	if (s->job.n)
 		sv_control_data(conn, "restart job: %zu/%zu done, %s %s", s->job.done, s->job.total,
 				s->job.step_started ? "restarting" : "next", s->job.names[0]);
@@ -247,9 +283,11 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 		size_t len = 0;
 
 		for (int c = 0; c < C__N; c++)
-			len += (size_t)snprintf(
-				line + len, sizeof(line) - len, "%-*s%s", c == C__N - 1 ? 0 : width[c],
-				k == 0 ? head[c] : rows[k - 1].cell[c], c == C__N - 1 ? "" : "  ");
+			if (c != C_SLOTS || s->topo.enabled)
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "%-*s%s",
+							c == C__N - 1 ? 0 : width[c],
+							k == 0 ? head[c] : rows[k - 1].cell[c],
+							c == C__N - 1 ? "" : "  ");
 		sv_control_data(conn, "%s", line);
 	}
 	if (s->n_inst == 0)
@@ -270,14 +308,16 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 	json_str(summary, js, sizeof(js));
 	sv_control_data(conn,
 			"{\"type\":\"supervisor\",\"cluster\":%s,\"config\":%s,\"config_error\":%s,"
-			"\"pid\":%d,\"uptime_ms\":%lld,\"ready\":%s,\"summary\":%s,\"job_pending\":%zu}",
+			"\"pid\":%d,\"uptime_ms\":%lld,\"ready\":%s,\"summary\":%s,\"job_pending\":%zu,"
+			"\"cluster_epoch\":%lld}",
 			name, path, s->config_error[0] ? cerr : "null", (int)getpid(),
-			(long long)(now - s->started_ms), s->ready_sent ? "true" : "false", js, s->job.n);
+			(long long)(now - s->started_ms), s->ready_sent ? "true" : "false", js, s->job.n,
+			s->topo.enabled ? s->topo.epoch : -1);
 	for (size_t k = 0; k < s->n_inst; k++) {
 		const struct sv_instance *i = s->inst[k];
 		const struct zconf_node *n = zconf_find_node(s->conf, i->name);
 		char iname[200], addr[120], cores[300], err[600], health[300], role[200], from[200];
-		char link[32], offset[32], lagb[32], io[32], repl[32], syncing[8];
+		char link[32], offset[32], lagb[32], io[32], repl[32], syncing[8], slots[ZCONF_SLOTS * 3];
 		struct repl_view v;
 		struct row r;
 
@@ -297,6 +337,7 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 		json_str(r.cell[C_ADDR], addr, sizeof(addr));
 		json_str(n && CPU_COUNT(&n->cores) ? r.cell[C_CORES] : "", cores, sizeof(cores));
 		json_str(i->last_error, err, sizeof(err));
+		json_str(n && n->slots ? n->slots : "", slots, sizeof(slots));
 		json_str(r.cell[C_HEALTH], health, sizeof(health));
 		json_str(n && n->replica_of ? n->replica_of : "", role, sizeof(role));
 		sv_control_data(
@@ -307,7 +348,8 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			"\"last_io_seconds\":%s,"
 			"\"address\":%s,\"cores\":%s,\"used_memory\":%lld,\"maxmemory\":%llu,"
 			"\"uptime_ms\":%lld,\"restarts\":%d,\"crashes\":%d,\"state\":\"%s\","
-			"\"health\":%s,\"health_fails\":%d,\"last_error\":%s}",
+			"\"health\":%s,\"health_fails\":%d,\"last_error\":%s,\"slots\":%s,"
+			"\"topology_epoch\":%lld,\"topology_synced\":%s}",
 			iname, (int)i->pid,
 			!v.known    ? "null"
 			: v.replica ? "\"replica\""
@@ -320,7 +362,9 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			v.replica ? from : "null", v.link ? link : "null", syncing, repl, offset, lagb, io,
 			addr, cores, i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
 			(long long)(i->pid > 0 ? now - i->started_ms : -1), i->restarts, i->crashes,
-			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null");
+			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null",
+			s->topo.enabled && n && n->slots ? slots : "null", i->topo.epoch,
+			i->topo.synced ? "true" : "false");
 	}
 }
 

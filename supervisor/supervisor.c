@@ -41,7 +41,7 @@ static const char *live_default(enum zconf_key k)
 
 struct sv_params sv_params(const struct sv *s)
 {
-	return (struct sv_params){ .conf = s->conf, .zarisd = s->zarisd };
+	return (struct sv_params){ .conf = s->conf, .zarisd = s->zarisd, .topo = &s->topo };
 }
 
 struct sv_instance *sv_find(struct sv *s, const char *name)
@@ -94,6 +94,7 @@ int sv_init(struct sv *s, const char *config_path, const char *node_list, const 
 	if (!s->config_path || !s->zarisd || (node_list && !s->node_list))
 		abort();
 	s->started_ms = s->loaded_ms = now;
+	sv_topology_init(&s->topo, s->conf);
 	add_instances(s);
 	return 0;
 }
@@ -110,6 +111,7 @@ void sv_fini(struct sv *s)
 	for (size_t k = 0; k < s->n_inst; k++)
 		sv_instance_free(s->inst[k]);
 	job_clear(&s->job);
+	sv_topology_fini(&s->topo);
 	zconf_free(s->conf);
 	free(s->config_path);
 	free(s->node_list);
@@ -235,6 +237,32 @@ static long job_rank(const struct zconf *conf, const char *name)
 	return -(long)zconf_replica_depth(conf, n) * (long)(conf->n_nodes + 1) + (long)(n - conf->nodes);
 }
 
+/* The document changed: every instance is pushed it with its next check,
+ * made due now. */
+static void topo_unsync_all(struct sv *s)
+{
+	for (size_t k = 0; k < s->n_inst; k++) {
+		s->inst[k]->topo.synced = false;
+		s->inst[k]->topo.ahead = 0;
+		s->inst[k]->next_check_ms = 0;
+	}
+}
+
+/* An instance holds an epoch not older than ours with another layout:
+ * pass the highest such epoch, so every push is newer than it. */
+static void topo_pass_ahead(struct sv *s)
+{
+	long long seen = 0;
+
+	for (size_t k = 0; k < s->n_inst; k++)
+		if (s->inst[k]->topo.ahead > seen)
+			seen = s->inst[k]->topo.ahead;
+	if (!seen)
+		return;
+	sv_topology_pass(&s->topo, seen);
+	topo_unsync_all(s);
+}
+
 int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 {
 	struct zconf *nc;
@@ -250,6 +278,14 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 	if (rc < 0) {
 		zconf_error_format(&err, s->config_error, sizeof(s->config_error));
 		sv_log(LOG_ERR, "reload refused, nothing changed: %s", s->config_error);
+		sv_notify_ready(&s->notify);
+		return -EINVAL;
+	}
+	char refused[300];
+	if (sv_topology_refuse(s->conf, nc, refused, sizeof(refused))) {
+		snprintf(s->config_error, sizeof(s->config_error), "%s: %s", s->config_path, refused);
+		sv_log(LOG_ERR, "reload refused, nothing changed: %s", s->config_error);
+		zconf_free(nc);
 		sv_notify_ready(&s->notify);
 		return -EINVAL;
 	}
@@ -285,6 +321,8 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 	zconf_free(s->conf);
 	s->conf = nc;
 	s->loaded_ms = now;
+	if (sv_topology_update(&s->topo, s->conf))
+		topo_unsync_all(s);
 	p = sv_params(s);
 	for (size_t k = 0; k < s->n_inst; k++)
 		if (s->inst[k]->removed)
@@ -604,6 +642,8 @@ void sv_housekeeping(struct sv *s, int64_t now)
 {
 	char summary[256];
 
+	if (s->topo.enabled)
+		topo_pass_ahead(s);
 	for (size_t k = 0; k < s->n_inst;) {
 		struct sv_instance *i = s->inst[k];
 

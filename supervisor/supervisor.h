@@ -9,6 +9,9 @@
  * start, instances whose restart-only settings changed are queued on the
  * restart job (one at a time, each up again before the next), and settings
  * zarisd can change live are sent with CONFIG SET on the next health check.
+ * In cluster mode a reload that moves a slot to another primary is refused
+ * (slot moves come later); one that changes addresses raises the topology
+ * epoch and every instance is pushed the new document (topology.h).
  */
 #ifndef SV_SUPERVISOR_H
 #define SV_SUPERVISOR_H
@@ -17,6 +20,7 @@
 #include "supervisor/control.h"
 #include "supervisor/instance.h"
 #include "supervisor/notify.h"
+#include "supervisor/topology.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +55,7 @@ struct sv {
 	struct sv_instance *inst[SV_MAX_INSTANCES];
 	size_t n_inst;
 	struct sv_job job;
+	struct sv_topology topo; /* cluster mode: the document pushed and its epoch */
 	struct sv_notify notify;
 	struct sv_control control;
 	bool ready_sent;	/* READY=1 was sent for start-up */

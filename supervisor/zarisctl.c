@@ -115,6 +115,11 @@ static int check_config(const char *path, bool json)
 			if (conf->nodes[k].is_local)
 				printf(" %s", conf->nodes[k].name);
 		printf("%s)\n", conf->n_local ? "" : " none");
+		/* the split "auto" chose is worth seeing before starting */
+		for (size_t k = 0; conf->cluster_enabled && k < conf->n_nodes; k++)
+			if (conf->nodes[k].role == ZCONF_ROLE_PRIMARY)
+				printf("  %s slots %s\n", conf->nodes[k].name,
+				       *conf->nodes[k].slots ? conf->nodes[k].slots : "none");
 	}
 	zconf_free(conf);
 	return 0;

@@ -158,7 +158,7 @@ def node_conf(nodes, cluster="", supervisor=FAST):
 class Supervisor:
     """One zaris-supervisor under test, with a fake systemd notify socket."""
 
-    def __init__(self, conf_text, watchdog_usec=300000, extra_args=(), zarisd_via_env=False):
+    def __init__(self, conf_text, watchdog_usec=300000, extra_args=(), zarisd_via_env=False, zarisd=None):
         self.dir = tempfile.mkdtemp(prefix="zsup-")
         self.conf = os.path.join(self.dir, "zaris.conf")
         self.sock = os.path.join(self.dir, "ctl.sock")
@@ -179,7 +179,7 @@ class Supervisor:
         if watchdog_usec:
             env["WATCHDOG_USEC"] = str(watchdog_usec)
         env.pop("WATCHDOG_PID", None)
-        zargs = ["--zarisd", ZARISD]
+        zargs = ["--zarisd", zarisd or ZARISD]
         if zarisd_via_env:
             env["ZARISD"] = ZARISD
             zargs = []

@@ -219,6 +219,98 @@ static void test_replicas(void)
 	unlink(write_file("repl.conf", ""));
 }
 
+/* Cluster mode: the automatic split is redis-cli --cluster create's (its
+ * 3- and 5-primary layouts are the ones it prints), explicit slots are
+ * normalised, node ids are SHA-1 of "<cluster>/<node>", and zarisd starts
+ * with --cluster-enabled yes. */
+static void test_cluster(void)
+{
+	static const char *const want5[] = { "0-3276", "3277-6553", "6554-9829", "9830-13106",
+					     "13107-16383" };
+	char text[2048], id[41], norm[64], why[200];
+	size_t len;
+	struct zconf *conf;
+	struct zconf_error err;
+	unsigned char owned[ZCONF_SLOTS / 8] = { 0 };
+	char **argv;
+	bool ok5 = true, last_yes;
+
+	len = (size_t)snprintf(text, sizeof(text),
+			       "cluster = { name = \"c\"; enabled = true; };\nnodes = (\n");
+	for (int i = 0; i < 5; i++)
+		len += (size_t)snprintf(
+			text + len, sizeof(text) - len,
+			"  { name = \"%c\"; address = \"127.0.0.1\"; port = %d; },\n"
+			"  { name = \"r%d\"; address = \"127.0.0.1\"; port = %d; replica-of = \"%c\"; },\n",
+			'a' + i, 7001 + i, i, 8001 + i, 'a' + i);
+	snprintf(text + len - 2, sizeof(text) - len + 2, "\n);\n");
+	ok(zconf_load_local(write_file("c5.conf", text), "a", &conf, &err) == 0,
+	   "5+5 auto cluster loads (%s)", err.message);
+	if (!conf)
+		return;
+	ok(conf->cluster_enabled && conf->slots_auto, "cluster mode, automatic slots");
+	for (int i = 0; i < 5; i++) {
+		ok5 &= strcmp(conf->nodes[2 * i].slots, want5[i]) == 0;
+		ok5 &= strcmp(conf->nodes[2 * i + 1].slots, "") == 0;
+	}
+	ok(ok5, "five primaries split as redis-cli: %s %s %s %s %s", conf->nodes[0].slots,
+	   conf->nodes[2].slots, conf->nodes[4].slots, conf->nodes[6].slots, conf->nodes[8].slots);
+	zconf_node_id(conf, &conf->nodes[0], id);
+	is_str(id, "37389b93db47167535bfc384879ff4d7bc01e8e2", "node id of a = sha1(\"c/a\")");
+	argv = zconf_node_argv(conf, &conf->nodes[0], "zarisd");
+	for (len = 0; argv && argv[len]; len++)
+		;
+	last_yes = argv && len >= 2 && strcmp(argv[len - 2], "--cluster-enabled") == 0 &&
+		   strcmp(argv[len - 1], "yes") == 0;
+	ok(last_yes, "zarisd starts with --cluster-enabled yes");
+	zconf_argv_free(argv);
+	zconf_free(conf);
+
+	ok(zconf_load(write_file("c3.conf",
+				 "cluster = { name = \"c\"; enabled = true; slots = \"auto\"; };\n"
+				 "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 1; },\n"
+				 " { name = \"b\"; address = \"127.0.0.1\"; port = 2; },\n"
+				 " { name = \"c\"; address = \"127.0.0.1\"; port = 3; } );\n"),
+		      &conf, &err) == 0,
+	   "3 primaries load");
+	if (conf) {
+		ok(strcmp(conf->nodes[0].slots, "0-5460") == 0 &&
+			   strcmp(conf->nodes[1].slots, "5461-10922") == 0 &&
+			   strcmp(conf->nodes[2].slots, "10923-16383") == 0,
+		   "three primaries split as redis-cli: %s %s %s", conf->nodes[0].slots, conf->nodes[1].slots,
+		   conf->nodes[2].slots);
+		ok(conf->slot_owner[5460] == 0 && conf->slot_owner[5461] == 1 && conf->slot_owner[16383] == 2,
+		   "slot_owner follows the split");
+		zconf_free(conf);
+	}
+	ok(zconf_load(write_file("cx.conf", "cluster = { name = \"c\"; enabled = true; };\n"
+					    "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 1;"
+					    " slots = \"16383, 0-99,100-200 ,8000\"; },\n"
+					    " { name = \"b\"; address = \"127.0.0.1\"; port = 2;"
+					    " slots = \"201-7999,8001-16382\"; } );\n"),
+		      &conf, &err) == 0,
+	   "explicit slots load (%s)", err.message);
+	if (conf) {
+		is_str(conf->nodes[0].slots, "0-200,8000,16383", "explicit slots normalised");
+		zconf_free(conf);
+	}
+	ok(zconf_parse_slots("1-2,x", owned, why, sizeof(why)) == -EINVAL && strstr(why, "\"x\""),
+	   "a bad item is named: %s", why);
+	ok(zconf_parse_slots("5,1-9", owned, why, sizeof(why)) == -EINVAL &&
+		   strstr(why, "slot 5 is listed twice"),
+	   "a slot twice in one list: %s", why);
+	ok(zconf_parse_slots("", owned, why, sizeof(why)) == -EINVAL, "an empty list is refused");
+	ok(zconf_parse_slots("3-5,7", owned, why, sizeof(why)) == 0, "3-5,7 parses");
+	zconf_format_slots(owned, norm, sizeof(norm));
+	is_str(norm, "3-5,7", "and formats back");
+	ok(zconf_load(write_file("off.conf",
+				 "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 1; } );\n"),
+		      &conf, &err) == 0 &&
+		   !conf->cluster_enabled && !conf->slot_owner && !conf->nodes[0].slots,
+	   "cluster mode is off by default");
+	zconf_free(conf);
+}
+
 static void test_errors(void)
 {
 	struct zconf *conf;
@@ -252,6 +344,11 @@ int main(void)
 	test_load();
 	test_replicas();
 	test_errors();
+	test_cluster();
+	unlink(write_file("c5.conf", ""));
+	unlink(write_file("c3.conf", ""));
+	unlink(write_file("cx.conf", ""));
+	unlink(write_file("off.conf", ""));
 	unlink(write_file("ok.conf", ""));
 	unlink(write_file("bad.conf", ""));
 	rmdir(tmpdir);
