@@ -1,5 +1,5 @@
 /* topology — the cluster topology the supervisor pushes to its instances
- * (contract: /work/wt/briefs/topology.md, CLUSTER SETTOPOLOGY): the
+ * (the contract: zarisd/cluster/topology.h, CLUSTER SETTOPOLOGY): the
  * document built from the cluster file, the epoch, and the state file that
  * keeps the epoch across supervisor restarts.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A stand-in zarisd for the supervisor's side of the topology contract
-(/work/wt/briefs/topology.md) while zarisd's cluster mode is built: takes
+(zarisd/cluster/topology.h) while zarisd's cluster mode is built: takes
 zarisd's flags, answers AUTH, PING, INFO (process_id, role), CONFIG SET,
 REPLICAOF, and CLUSTER SETTOPOLOGY / TOPOLOGY with the contract's epoch
 rules, keeping the document in <dir>/cluster-topology. It checks only

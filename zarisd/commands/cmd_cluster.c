@@ -401,7 +401,10 @@ void cmd_cluster_settopology(struct client *c)
 {
 	if (!enabled(c))
 		return;
-	if (!(c->flags & CLIENT_LOOPBACK)) {
+	/* local: loopback, a unix socket, or this machine's own address (a
+	 * supervisor reaching a node bound only to 10.0.0.5 connects from
+	 * 10.0.0.5) */
+	if (!(c->flags & (CLIENT_LOOPBACK | CLIENT_SAME_HOST))) {
 		reply_error(&c->out, "ERR CLUSTER SETTOPOLOGY is accepted only from a local connection");
 		return;
 	}

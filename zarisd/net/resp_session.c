@@ -107,6 +107,14 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t siz
 	}
 }
 
+/* Whether two "ip:port" texts name the same ip: a connection from this
+ * machine to one of its own addresses. */
+static bool same_ip(const char *a, const char *b)
+{
+	const char *ca = strrchr(a, ':'), *cb = strrchr(b, ':');
+	return ca && cb && ca - a == cb - b && ca > a && !memcmp(a, b, (size_t)(ca - a));
+}
+
 static void resp_open(struct conn *c, void *arg)
 {
 	(void)arg;
@@ -127,6 +135,8 @@ static void resp_open(struct conn *c, void *arg)
 		format_addr(&ss, s->client.laddr, sizeof(s->client.laddr), &dummy);
 	if (loop)
 		s->client.flags |= CLIENT_LOOPBACK;
+	else if (same_ip(s->client.addr, s->client.laddr))
+		s->client.flags |= CLIENT_SAME_HOST;
 	c->out = &s->client.out;
 	c->last_interaction_ms = &s->client.last_interaction_ms;
 	c->durable_seq = &s->client.journal_seq;

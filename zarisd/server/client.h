@@ -36,6 +36,7 @@ enum client_flag {
 		1u << 11, /* PSYNC: its socket now belongs to replication; close, never shut down */
 	CLIENT_CLUSTER_READONLY = 1u << 12, /* READONLY: a replica serves its reads (cluster mode) */
 	CLIENT_ASKING = 1u << 13,	    /* ASKING: the next command may use an importing slot */
+	CLIENT_SAME_HOST = 1u << 14,	    /* peer address is the socket's own address (this machine) */
 };
 
 struct client {
