@@ -508,6 +508,13 @@ const struct schema_entry schema_table[] = {
 					   .max = INT_MAX,
 					   .alias_of = "min-replicas-max-lag",
 					   .help = "alias of min-replicas-max-lag" },
+	[SCHEMA_ID_CLUSTER_ENABLED] = { .name = "cluster-enabled",
+					.type = SCHEMA_BOOL,
+					.flags = SCHEMA_F_IMMUTABLE,
+					.min = 0,
+					.max = 1,
+					.def = "no",
+					.help = "Redis Cluster protocol: slots, MOVED, CLUSTER (the topology is pushed)" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */
@@ -544,7 +551,6 @@ const struct schema_entry schema_table[] = {
 		      "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
 		      "modified Jemalloc like the one shipped by default with the Redis source distribution"),
 	REDIS_BOOL("syslog-enabled", SCHEMA_F_IMMUTABLE, "no"),
-	REDIS_BOOL("cluster-enabled", SCHEMA_F_IMMUTABLE, "no"),
 	REDIS_BOOL("cluster-allow-reads-when-down", 0, "no"),
 	REDIS_BOOL("cluster-allow-pubsubshard-when-down", 0, "yes"),
 	REDIS_BOOL("crash-log-enabled", 0, "yes"),

@@ -22,6 +22,7 @@
 #include "zarisd/server/settings.h"
 #include "zarisd/server/slowlog.h"
 #include "zarisd/server/stats.h"
+#include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
@@ -380,6 +381,18 @@ int main(int argc, char **argv)
 		settings_free(&cfg);
 		return 1;
 	}
+	if (cfg.cluster_enabled) {
+		/* the node id and the last topology, from the data directory
+		 * (main is in it since the chdir above) */
+		char err[512];
+		srv.cluster = cluster_create(".", nworkers, err, sizeof(err));
+		if (!srv.cluster) {
+			fprintf(stderr, "zarisd: cluster: %s\n", err);
+			store_destroy(srv.store);
+			settings_free(&cfg);
+			return 1;
+		}
+	}
 	server_settings_changed(&srv);
 	srv.clients = registry_create(nworkers);
 	srv.slowlog = slowlog_create();
@@ -432,6 +445,7 @@ int main(int argc, char **argv)
 	msgq_destroy(srv.msgq);
 	slowlog_destroy(srv.slowlog);
 	registry_destroy(srv.clients);
+	cluster_free(srv.cluster);
 	store_destroy(srv.store);
 	settings_free(&cfg);
 	return rc == 0 ? 0 : 1;

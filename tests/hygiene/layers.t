@@ -37,6 +37,7 @@ FLOORS = {
     "zarisd/proto": 1,
     "zarisd/store": 1,
     "zarisd/journal": 2,
+    "zarisd/cluster": 2,
     "zarisd/server": 3,
     "zarisd/persist": 4,
     "zarisd/repl": 5,

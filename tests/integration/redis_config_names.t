@@ -151,7 +151,7 @@ is_(len(bad), 0, "%d CONFIG SET / GET of Redis's names (aliases, hidden, immutab
     "answer as redis-server's" % len(w))
 
 # the command line: a start-up-only Redis setting takes only its default
-for flags, want_up in ((["--daemonize", "yes"], False), (["--cluster-enabled", "yes"], False),
+for flags, want_up in ((["--daemonize", "yes"], False), (["--rdbchecksum", "no"], False),
                        (["--daemonize", "no", "--list-compress-depth", "3"], True)):
     if want_up:
         s = start_zarisd(extra=flags)

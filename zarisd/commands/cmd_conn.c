@@ -76,6 +76,12 @@ void cmd_reset(struct client *c)
 void cmd_select(struct client *c)
 {
 	unsigned db;
+	long long id;
+	/* Redis Cluster has database 0 only (selectCommand) */
+	if (c->srv->cluster && zr_str_to_ll(c->argv[1].ptr, c->argv[1].len, &id) && id != 0) {
+		reply_error(&c->out, "ERR SELECT is not allowed in cluster mode");
+		return;
+	}
 	if (!cmd_arg_db(c, 1, &db))
 		return;
 	c->db = db;

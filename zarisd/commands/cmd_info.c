@@ -73,7 +73,7 @@ static void section_server(struct textbuf *t, struct client *c)
 		       "redis_git_sha1:00000000\r\n"
 		       "redis_git_dirty:0\r\n"
 		       "redis_build_id:0\r\n"
-		       "redis_mode:standalone\r\n"
+		       "redis_mode:%s\r\n"
 		       "os:%s %s %s\r\n"
 		       "arch_bits:%d\r\n"
 		       "monotonic_clock:POSIX clock_gettime\r\n"
@@ -93,11 +93,12 @@ static void section_server(struct textbuf *t, struct client *c)
 		       "executable:%s\r\n"
 		       "config_file:%s\r\n"
 		       "io_threads_active:0\r\n",
-		       un.sysname, un.release, un.machine, (int)(sizeof(long) * 8),
-		       srv->io_backend ? srv->io_backend : "", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-		       (long)getpid(), getenv("NOTIFY_SOCKET") ? "systemd" : "no", srv->run_id,
-		       srv->cfg->port, (long long)zr_time_us(), (long long)uptime,
-		       (long long)(uptime / 86400), atomic_load_explicit(&srv->cfg->hz, memory_order_relaxed),
+		       srv->cluster ? "cluster" : "standalone", un.sysname, un.release, un.machine,
+		       (int)(sizeof(long) * 8), srv->io_backend ? srv->io_backend : "", __GNUC__,
+		       __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (long)getpid(),
+		       getenv("NOTIFY_SOCKET") ? "systemd" : "no", srv->run_id, srv->cfg->port,
+		       (long long)zr_time_us(), (long long)uptime, (long long)(uptime / 86400),
+		       atomic_load_explicit(&srv->cfg->hz, memory_order_relaxed),
 		       atomic_load_explicit(&srv->cfg->hz, memory_order_relaxed),
 		       (long long)((zr_time_ms() / 1000) & ((1 << 24) - 1)),
 		       srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
@@ -418,7 +419,7 @@ static void section_modules(struct textbuf *t, struct client *c)
 
 static void section_cluster(struct textbuf *t, struct client *c)
 {
-	textbuf_printf(t, "cluster_enabled:0\r\n");
+	textbuf_printf(t, "cluster_enabled:%d\r\n", c->srv->cluster != NULL);
 }
 
 static void section_keyspace(struct textbuf *t, struct client *c)

@@ -349,6 +349,10 @@ void cmd_copy(struct client *c)
 			return;
 		}
 	}
+	if (c->srv->cluster && (c->db != 0 || dst != 0)) {
+		reply_error(&c->out, "ERR Copying to another database is not allowed in cluster mode");
+		return;
+	}
 	if (dst == c->db && same_arg(c, 1, 2)) {
 		reply_error(&c->out, ERR_SAME_OBJECT);
 		return;
@@ -376,6 +380,10 @@ void cmd_copy(struct client *c)
 void cmd_move(struct client *c)
 {
 	unsigned dst;
+	if (c->srv->cluster) {
+		reply_error(&c->out, "ERR MOVE is not allowed in cluster mode"); /* one database */
+		return;
+	}
 	if (!cmd_arg_db(c, 2, &dst))
 		return;
 	if (dst == c->db) {
@@ -538,6 +546,10 @@ void cmd_flushall(struct client *c)
 void cmd_swapdb(struct client *c)
 {
 	long long a, b;
+	if (c->srv->cluster) {
+		reply_error(&c->out, "ERR SWAPDB is not allowed in cluster mode");
+		return;
+	}
 	if (!cmd_arg_ll_range(c, 1, INT_MIN, INT_MAX, &a, "ERR invalid first DB index") ||
 	    !cmd_arg_ll_range(c, 2, INT_MIN, INT_MAX, &b, "ERR invalid second DB index"))
 		return;

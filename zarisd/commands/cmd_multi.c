@@ -109,6 +109,19 @@ uint32_t multi_queued_flags(const struct client *c)
 	return c->multi ? c->multi->cmd_flags : 0;
 }
 
+int multi_queued_count(const struct client *c)
+{
+	return c->multi ? c->multi->ncmds : 0;
+}
+
+const struct command *multi_queued_at(const struct client *c, int i, const struct resp_arg **argv, int *argc)
+{
+	const struct multi_cmd *q = &c->multi->cmds[i];
+	*argv = q->argv;
+	*argc = q->argc;
+	return q->cmd;
+}
+
 void multi_flag_error(struct client *c)
 {
 	if (c->multi)

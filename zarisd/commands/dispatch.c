@@ -10,6 +10,7 @@
 
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
+#include "zarisd/commands/cluster_route.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
@@ -456,6 +457,10 @@ static enum dispatch_result run_command(struct client *c)
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}
+	/* cluster mode: the slot's owner runs it (Redis checks it here, after
+	 * auth and before the OOM, pub/sub context and MULTI gates) */
+	if (srv->cluster && !cluster_route_ok(c, cmd))
+		return DISPATCH_DONE;
 	/* pub/sub: an RESP2 subscriber may run only the (un)subscribe family,
 	 * PING, QUIT and RESET */
 	if (!pubsub_allowed(c, cmd)) {

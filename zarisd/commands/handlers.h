@@ -106,6 +106,14 @@ struct client;
 /* cmd_repl.c */
 #define REPL_HANDLERS(X) X(cmd_replicaof) X(cmd_role) X(cmd_psync) X(cmd_sync) X(cmd_replconf) X(cmd_wait)
 
+/* cmd_cluster.c */
+#define CLUSTER_HANDLERS(X)                                                                               \
+	X(cmd_cluster_help) X(cmd_cluster_info) X(cmd_cluster_keyslot) X(cmd_cluster_countkeysinslot)      \
+	X(cmd_cluster_getkeysinslot) X(cmd_cluster_myid) X(cmd_cluster_myshardid) X(cmd_cluster_nodes)     \
+	X(cmd_cluster_slots) X(cmd_cluster_shards) X(cmd_cluster_links) X(cmd_cluster_replicas)            \
+	X(cmd_cluster_saveconfig) X(cmd_cluster_unsupported) X(cmd_cluster_settopology)                   \
+	X(cmd_cluster_topology) X(cmd_asking) X(cmd_readonly) X(cmd_readwrite)
+
 /* clang-format on */
 
 STRING_HANDLERS(HANDLER)
@@ -120,6 +128,7 @@ MULTI_HANDLERS(HANDLER)
 PUBSUB_HANDLERS(HANDLER)
 PERSIST_HANDLERS(HANDLER)
 REPL_HANDLERS(HANDLER)
+CLUSTER_HANDLERS(HANDLER)
 
 #undef HANDLER
 

@@ -23,6 +23,7 @@
 
 struct client;
 struct command;
+struct resp_arg;
 
 /* Whether CMD runs at once even inside MULTI (EXEC DISCARD MULTI WATCH
  * QUIT RESET). */
@@ -35,6 +36,11 @@ bool multi_has_writes(const struct client *c);
 /* The flags (enum cmd_flag) of every command C has queued, OR-ed; 0
  * outside MULTI. EXEC counts as each of them for the OOM gate. */
 uint32_t multi_queued_flags(const struct client *c);
+/* How many commands C has queued (0 outside MULTI), and the I-th of them:
+ * its row, and its arguments (*ARGV, *ARGC, owned by the queue). For the
+ * cluster check of EXEC, which routes the whole transaction by its keys. */
+int multi_queued_count(const struct client *c);
+const struct command *multi_queued_at(const struct client *c, int i, const struct resp_arg **argv, int *argc);
 /* A queued command was rejected: EXEC will answer EXECABORT. */
 void multi_flag_error(struct client *c);
 /* Drops the transaction and the watched keys (disconnect, RESET). */

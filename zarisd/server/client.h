@@ -34,6 +34,8 @@ enum client_flag {
 	CLIENT_BLOCKED = 1u << 10,  /* blocked on keys (commands/blocking.h): run no further request */
 	CLIENT_HANDED_OFF =
 		1u << 11, /* PSYNC: its socket now belongs to replication; close, never shut down */
+	CLIENT_CLUSTER_READONLY = 1u << 12, /* READONLY: a replica serves its reads (cluster mode) */
+	CLIENT_ASKING = 1u << 13,	    /* ASKING: the next command may use an importing slot */
 };
 
 struct client {

@@ -21,6 +21,7 @@ struct msgq;
 struct persist;
 struct stream;
 struct repl;
+struct cluster;
 
 /* What SHUTDOWN asked for the final save (srv->shutdown_save). */
 enum server_shutdown_save {
@@ -49,6 +50,7 @@ struct server {
 	struct persist *persist; /* snapshots and the append-only log (persist.h); NULL in unit tests */
 	struct stream *stream;	 /* the change stream (journal/stream.h); NULL in unit tests */
 	struct repl *repl;	 /* replication (repl/repl.h); NULL in unit tests */
+	struct cluster *cluster; /* cluster/cluster.h; NULL unless cluster-enabled */
 	unsigned nworkers;
 	int64_t start_ms; /* wall clock at start */
 	int64_t start_mono_us;

@@ -121,6 +121,9 @@ struct settings {
 	_Atomic int replica_ack;	 /* replicas that must confirm a write before its reply */
 	_Atomic int replica_ack_timeout; /* ms */
 
+	/* --- cluster (cluster/): start-up only --- */
+	int cluster_enabled;
+
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
 	 * in zarisd acts on them. Their values as CONFIG GET shows them, by

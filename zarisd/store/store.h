@@ -274,6 +274,11 @@ uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_m
 /* Visits every live entry of DB exactly once, one shard (lock) at a time
  * (KEYS). FN must not call the store. */
 void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
+/* Visits every live entry of DB in cluster slot SLOT (CLUSTER
+ * GETKEYSINSLOT) under its shard's lock, walking that shard. FN must not
+ * call the store. */
+void store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
+			void *ctx);
 /* Deletes every key of DB (or of every database with store_flushall). */
 void store_flushdb(struct store *s, unsigned db);
 void store_flushall(struct store *s);

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "zarisd/core/keyslot.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
@@ -46,6 +47,34 @@ static void visit_live(struct entry *e, void *arg)
 	if (entry_has_ttl(e) && entry_ttl_raw(e) < lv->now_ms)
 		return;
 	lv->fn(e, lv->ctx);
+}
+
+struct slot_visit {
+	unsigned slot;
+	struct live_visit lv;
+};
+
+static void visit_slot(struct entry *e, void *arg)
+{
+	struct slot_visit *sv = arg;
+	size_t klen;
+	const char *key = entry_key(e, &klen);
+	if (zr_key_slot(key, klen) == sv->slot)
+		visit_live(e, &sv->lv);
+}
+
+void store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
+			void *ctx)
+{
+	unsigned i = store_slot_shard(s, slot);
+	struct dict *d = store_dict(s, db, i);
+	if (!dict_keys(d))
+		return;
+	struct slot_visit sv = { slot, { now_ms, fn, ctx } };
+	struct shard *sh = store_shard(s, i);
+	shard_lock(sh);
+	dict_foreach(d, visit_slot, &sv);
+	shard_unlock(sh);
 }
 
 /* Cursor = (bucket cursor << shard bits) | shard: shards are walked in
