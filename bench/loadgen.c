@@ -99,6 +99,9 @@ struct lg_worker {
 	uint64_t drawn;		   /* requests drawn from the key stream */
 	bool starved;		   /* a fill stopped for a full queue: top up all */
 	char *keybuf;		   /* scratch for a key argument */
+	int refresh_from;	   /* node to re-read CLUSTER SLOTS from, -1 = none */
+	uint64_t next_refresh;	   /* no re-read before this time (ns) */
+	struct slotmap *fresh;	   /* scratch for a re-read map */
 };
 
 struct lg_shared {
@@ -244,16 +247,38 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 
 /* --- cluster mode: routing, queues, redirections ----------------------- */
 
-static void queue_push(struct lg_worker *w, unsigned node, const struct lg_req *r)
+/* Doubles Q's ring. A redirect can push past the draw limit (ASK sends
+ * what a node's own queue held to another node's), so the ring grows
+ * instead of refusing; the total is bounded by what is drawn and not yet
+ * answered, so this happens a few times per run at most. */
+static int queue_grow(struct lg_queue *q)
+{
+	struct lg_req *nq = malloc(2 * (size_t)q->cap * sizeof(*nq));
+	unsigned i;
+
+	if (!nq)
+		return -ENOMEM;
+	for (i = 0; i < q->n; i++)
+		nq[i] = q->q[(q->head + i) % q->cap];
+	free(q->q);
+	q->q = nq;
+	q->head = 0;
+	q->cap *= 2;
+	return 0;
+}
+
+/* Queues R for NODE; false only when out of memory. */
+static bool queue_push(struct lg_worker *w, unsigned node, const struct lg_req *r)
 {
 	struct lg_queue *q = &w->queue[node];
 
-	/* The capacity keeps room for every request in flight above the
-	 * limit, so a redirected request always finds a place. */
+	if (q->n == q->cap && queue_grow(q) < 0)
+		return false;
 	q->q[(q->head + q->n) % q->cap] = *r;
 	if (++q->n == w->queue_limit)
 		w->nfull++;
 	w->queued++;
+	return true;
 }
 
 static void queue_pop(struct lg_worker *w, unsigned node)
@@ -311,9 +336,8 @@ static bool next_request(struct lg_worker *w, unsigned node, unsigned room, stru
 		owner = request_owner(w, out);
 		/* no key, or a slot nobody serves: any node answers (the
 		 * latter with the error the run should show) */
-		if (owner == node || owner == SM_NONE)
-			return true;
-		queue_push(w, owner, out);
+		if (owner == node || owner == SM_NONE || !queue_push(w, owner, out))
+			return true; /* (out of memory: it goes here, to be redirected) */
 	}
 }
 
@@ -365,6 +389,40 @@ static void conn_fill_cluster(struct lg_worker *w, struct lg_conn *c, uint64_t n
 	}
 }
 
+/* After a MOVED, at most once a second: the whole map again, from the
+ * node that redirected (it knows the newer layout). A blocking exchange on
+ * loopback, a fraction of a millisecond. Only slots owned by nodes we have
+ * sockets to are taken; the rest keep their owner (and MOVED, if they are
+ * wrong, comes again). */
+static void cluster_refresh(struct lg_worker *w, uint64_t now)
+{
+	const struct sm_node *from;
+	char err[160];
+	unsigned s;
+
+	if (w->refresh_from < 0 || now < w->next_refresh)
+		return;
+	from = &w->map->node[w->refresh_from];
+	w->refresh_from = -1;
+	w->next_refresh = now + 1000000000ULL;
+	if (slotmap_fetch(from->host, from->port, w->fresh, err, sizeof(err)) < 0) {
+		note_error(w, "refreshing the slot map: %.*s", err, strlen(err));
+		return;
+	}
+	w->r.refreshes++;
+	for (s = 0; s < ZR_KEY_SLOTS; s++) {
+		const struct sm_node *n;
+		int idx;
+
+		if (w->fresh->owner[s] == SM_NONE)
+			continue;
+		n = &w->fresh->node[w->fresh->owner[s]];
+		idx = slotmap_find(w->map, n->host, strlen(n->host), n->port);
+		if (idx >= 0)
+			w->owner[s] = (uint8_t)idx;
+	}
+}
+
 /* After a wake-up: queued requests (drawn for, or redirected to, another
  * node) go out on their node's sockets with room, and when a fill stopped
  * for a full queue every socket is topped up again. */
@@ -372,6 +430,7 @@ static void cluster_pump(struct lg_worker *w, uint64_t now)
 {
 	unsigned i;
 
+	cluster_refresh(w, now);
 	if (w->queued == 0 && !w->starved)
 		return;
 	w->starved = false;
@@ -408,9 +467,10 @@ static bool follow_redirect(struct lg_worker *w, const struct resp_reply *rep, c
 	} else {
 		w->r.moved++;
 		w->owner[rd.slot] = (uint8_t)node;
+		/* one slot moved: others probably did too */
+		w->refresh_from = node;
 	}
-	queue_push(w, (unsigned)node, &again);
-	return true;
+	return queue_push(w, (unsigned)node, &again);
 }
 
 /* Consumes the complete replies in C's read buffer (cluster mode). */
@@ -691,11 +751,14 @@ static int cluster_init(struct lg_worker *w)
 	w->owner = malloc(ZR_KEY_SLOTS);
 	w->queue = calloc(cfg->map->nnodes, sizeof(*w->queue));
 	w->keybuf = malloc(cfg->mix->max_len);
-	if (!w->owner || !w->queue || !w->keybuf)
+	w->fresh = malloc(sizeof(*w->fresh));
+	w->refresh_from = -1;
+	if (!w->owner || !w->queue || !w->keybuf || !w->fresh)
 		return -ENOMEM;
 	memcpy(w->owner, cfg->map->owner, ZR_KEY_SLOTS);
 	/* Draws stop at the limit; above it there is room for every request
-	 * the worker has in flight, all of which may be redirected. */
+	 * the worker has in flight to be redirected (and queue_grow() for
+	 * more). */
 	w->queue_limit = 2 * per_node * cfg->pipeline + 64;
 	for (n = 0; n < cfg->map->nnodes; n++) {
 		w->queue[n].cap = w->queue_limit + w->nconns * cfg->pipeline;
@@ -716,6 +779,7 @@ static void cluster_free(struct lg_worker *w)
 	free(w->queue);
 	free(w->owner);
 	free(w->keybuf);
+	free(w->fresh);
 }
 
 /* Slice I of T over [0, N): [I*N/T, (I+1)*N/T). */
@@ -856,6 +920,7 @@ static void sum_results(const struct lg_config *cfg, struct lg_worker *ws, struc
 		res->lost += r->lost;
 		res->moved += r->moved;
 		res->asks += r->asks;
+		res->refreshes += r->refreshes;
 		hist_merge(&res->hist, &r->hist);
 		if (!res->first_error[0] && r->first_error[0])
 			memcpy(res->first_error, r->first_error, sizeof(res->first_error));

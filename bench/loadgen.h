@@ -20,8 +20,9 @@
  * that node's queue (bounded: when one queue is full the worker stops
  * drawing until it drains, as a closed-loop client must), so every drawn
  * key is sent and a --prefill still writes each key once. A -MOVED reply
- * updates the worker's copy of the map for that slot and sends the request
- * again to the new owner; -ASK sends it once, after ASKING, to the node
+ * updates the worker's copy of the map for that slot, sends the request
+ * again to the new owner and makes the worker re-read CLUSTER SLOTS from
+ * that node (at most once a second); -ASK sends it once, after ASKING, to the node
  * named. Neither counts as a reply: the request's latency runs from its
  * first send to its final reply, and the redirections are counted apart.
  */
@@ -72,6 +73,7 @@ struct lg_result {
 	uint64_t lost;	      /* requests sent whose reply never came */
 	uint64_t moved;	      /* cluster: -MOVED replies followed */
 	uint64_t asks;	      /* cluster: -ASK replies followed */
+	uint64_t refreshes;   /* cluster: CLUSTER SLOTS re-read after a MOVED */
 	double elapsed_s;     /* from the start barrier to the last worker done */
 	uint64_t client_cpu_us;
 	int64_t server_cpu_us; /* summed over server_pids; -1 when none or one could not be read */

@@ -408,20 +408,22 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	       us(h->max));
 	printf("client cpu: %.1f%% (%.3f us/op)\n", ccpu, ccpu_op);
 	if (c->map)
-		printf("cluster: %u primaries, redirects followed: %llu MOVED, %llu ASK\n", c->map->nnodes,
-		       (unsigned long long)r->moved, (unsigned long long)r->asks);
+		printf("cluster: %u primaries, redirects followed: %llu MOVED, %llu ASK; map re-read %llu times\n",
+		       c->map->nnodes, (unsigned long long)r->moved, (unsigned long long)r->asks,
+		       (unsigned long long)r->refreshes);
 	printf("RESULT ops=%llu sent=%llu errors=%llu nils=%llu pushes=%llu conn_errors=%llu lost=%llu "
 	       "elapsed_s=%.4f ops_per_s=%.1f lat_mean_us=%.2f lat_p50_us=%.2f lat_p90_us=%.2f "
 	       "lat_p99_us=%.2f lat_p999_us=%.2f lat_max_us=%.2f client_cpu_pct=%.1f "
 	       "client_cpu_us_per_op=%.3f %s threads=%u conns=%u pipeline=%u keyspace=%llu "
-	       "dist=%s value_size=%zu mix=%s nodes=%u moved=%llu asks=%llu\n",
+	       "dist=%s value_size=%zu mix=%s nodes=%u moved=%llu asks=%llu refreshes=%llu\n",
 	       (unsigned long long)r->ops, (unsigned long long)r->sent, (unsigned long long)r->errors,
 	       (unsigned long long)r->nils, (unsigned long long)r->pushes, (unsigned long long)r->conn_errors,
 	       (unsigned long long)r->lost, r->elapsed_s, ops_s, hist_mean(h) / 1000.0,
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
 	       us(hist_percentile(h, 99.9)), us(h->max), ccpu, ccpu_op, srv, c->threads, c->conns,
 	       c->pipeline, (unsigned long long)c->keyspace, keygen_dist_name(c->dist), a->value_size, mixs,
-	       c->map ? c->map->nnodes : 1, (unsigned long long)r->moved, (unsigned long long)r->asks);
+	       c->map ? c->map->nnodes : 1, (unsigned long long)r->moved, (unsigned long long)r->asks,
+	       (unsigned long long)r->refreshes);
 	fflush(stdout);
 }
 

@@ -7,8 +7,8 @@ zarisd cluster this test starts (bench/cluster's Cluster: nodes on
 What is checked, from the servers' side, never against time: every request
 answered and no error; after a prefill the nodes' DBSIZEs add up to the
 keyspace and every key a node holds hashes to one of its own slots; a run
-started from a wrong map (--cluster-stale-map) follows MOVED and still
-answers every request; on Redis, a slot being migrated (MIGRATING on its
+started from a wrong map (--cluster-stale-map) follows MOVED, re-reads
+the map and still answers every request; on Redis, a slot being migrated (MIGRATING on its
 owner, IMPORTING on another node) makes each new key of the slot an -ASK
 that is followed with ASKING to the importing node, which then holds them.
 """
@@ -117,6 +117,7 @@ def common_checks(K, cl, label):
     clean_run(r, rc, 4000, "%s from a stale map" % label) or diag(out[-1500:])
     ok(r.get("moved", 0) > 0, "%s: MOVED followed from a stale map (%s)" % (label, r.get("moved")))
     is_(r.get("nils"), 0, "%s: after MOVED every GET found its key" % label)
+    ok(r.get("refreshes", 0) >= 1, "%s: a MOVED made it re-read CLUSTER SLOTS" % label)
 
 
 def ask_checks(K, cl):
