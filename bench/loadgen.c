@@ -51,6 +51,7 @@ enum {
 struct lg_queue {
 	struct lg_req *q;
 	unsigned cap, head, n;
+	bool dead; /* every socket to the node is lost: nothing more queues */
 };
 
 struct lg_conn {
@@ -125,6 +126,24 @@ static void note_error(struct lg_worker *w, const char *fmt, const char *what, s
 	snprintf(w->r.first_error, sizeof(w->r.first_error), fmt, (int)len, what);
 }
 
+static void queue_pop(struct lg_worker *w, unsigned node);
+
+/* Cluster mode: when the last socket to NODE is lost, what waits for it is
+ * dropped (the sent part counts as lost) and no more is queued for it, so
+ * the run can still end. */
+static void node_check(struct lg_worker *w, unsigned node)
+{
+	struct lg_queue *q = &w->queue[node];
+	unsigned i;
+
+	for (i = 0; i < w->nconns; i++)
+		if (w->conns[i].node == node && w->conns[i].fd >= 0)
+			return;
+	q->dead = true;
+	for (; q->n > 0; queue_pop(w, node))
+		w->r.lost += q->q[q->head].t0 != 0;
+}
+
 static void conn_fail(struct lg_worker *w, struct lg_conn *c, const char *why)
 {
 	uint64_t pending = c->issued - c->answered;
@@ -140,6 +159,8 @@ static void conn_fail(struct lg_worker *w, struct lg_conn *c, const char *why)
 	w->r.lost += pending;
 	w->in_flight -= pending;
 	c->answered = c->issued;
+	if (w->map)
+		node_check(w, c->node);
 }
 
 static int set_out(struct lg_worker *w, struct lg_conn *c, bool on)
@@ -267,12 +288,12 @@ static int queue_grow(struct lg_queue *q)
 	return 0;
 }
 
-/* Queues R for NODE; false only when out of memory. */
+/* Queues R for NODE; false when the node is gone or out of memory. */
 static bool queue_push(struct lg_worker *w, unsigned node, const struct lg_req *r)
 {
 	struct lg_queue *q = &w->queue[node];
 
-	if (q->n == q->cap && queue_grow(q) < 0)
+	if (q->dead || (q->n == q->cap && queue_grow(q) < 0))
 		return false;
 	q->q[(q->head + q->n) % q->cap] = *r;
 	if (++q->n == w->queue_limit)
@@ -336,8 +357,12 @@ static bool next_request(struct lg_worker *w, unsigned node, unsigned room, stru
 		owner = request_owner(w, out);
 		/* no key, or a slot nobody serves: any node answers (the
 		 * latter with the error the run should show) */
-		if (owner == node || owner == SM_NONE || !queue_push(w, owner, out))
-			return true; /* (out of memory: it goes here, to be redirected) */
+		if (owner == node || owner == SM_NONE)
+			return true;
+		if (w->queue[owner].dead)
+			continue; /* its node is gone: the key is not sent */
+		if (!queue_push(w, owner, out))
+			return true; /* out of memory: it goes here, to be redirected */
 	}
 }
 
@@ -428,18 +453,20 @@ static void cluster_refresh(struct lg_worker *w, uint64_t now)
  * for a full queue every socket is topped up again. */
 static void cluster_pump(struct lg_worker *w, uint64_t now)
 {
+	bool all;
 	unsigned i;
 
 	cluster_refresh(w, now);
 	if (w->queued == 0 && !w->starved)
 		return;
-	w->starved = false;
+	all = w->starved;
+	w->starved = false; /* set again by a fill below that stops short */
 	for (i = 0; i < w->nconns; i++) {
 		struct lg_conn *c = &w->conns[i];
 
 		if (c->fd < 0 || c->issued - c->answered >= w->cfg->pipeline)
 			continue;
-		if (!w->starved && w->queue[c->node].n == 0)
+		if (!all && w->queue[c->node].n == 0)
 			continue;
 		conn_fill_cluster(w, c, now);
 		if (!c->out_armed && c->fd >= 0)
