@@ -10,16 +10,19 @@ keyspace and every key a node holds hashes to one of its own slots; a run
 started from a wrong map (--cluster-stale-map) follows MOVED, re-reads
 the map and still answers every request; on Redis, a slot being migrated (MIGRATING on its
 owner, IMPORTING on another node) makes each new key of the slot an -ASK
-that is followed with ASKING to the importing node, which then holds them.
+that is followed with ASKING to the importing node, which then holds them;
+when a node dies mid-run the others go on being served.
 """
 import argparse
 import importlib.machinery
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -156,6 +159,47 @@ def ask_checks(K, cl):
     ok(not missing, "redis: the other keys are on their slots' owners") or diag(missing[:5])
 
 
+def commands_done(K, nodes):
+    return sum(int(C_info(K, nd).get("total_commands_processed", 0)) for nd in nodes)
+
+
+def C_info(K, nd):
+    return K.C.parse_info(K.call(nd.host, nd.port, "INFO", "stats"))
+
+
+def node_loss_checks(K, cl):
+    """The last node hangs, then dies mid-run: the others are served again
+    (a loop that stalled on the lost node's queue would stop them all)."""
+    seed, dead, rest = cl.nodes[0], cl.nodes[2], cl.nodes[:2]
+    argv = [BENCH, "--cluster", "-H", seed.host, "-p", str(seed.port), "-q", "-k", KEYS, "-c", 2, "-P", 8,
+            "-D", 300]
+    p = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        before = commands_done(K, [dead])
+        for _ in range(200):  # until the node to lose has served some of the load
+            if commands_done(K, [dead]) > before + 1000:
+                break
+            time.sleep(0.05)
+        # Stopped first, so its queue fills and the other sockets wait
+        # with nothing in flight (as a closed loop must), then killed: the
+        # loss must wake them up.
+        dead.proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.5)
+        dead.proc.kill()
+        dead.proc.wait(10)
+        base = commands_done(K, rest)
+        grew = False
+        for _ in range(200):
+            if commands_done(K, rest) > base + 20000:
+                grew = True
+                break
+            time.sleep(0.05)
+        ok(grew and p.poll() is None, "redis: after a node is lost the other nodes keep getting requests")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+
+
 def compare_smoke(tmp):
     out = os.path.join(tmp, "cmp")
     p = subprocess.run([os.path.join(REPO_ROOT, "bench", "compare"), "--cluster", "1", "--build", BUILD,
@@ -193,6 +237,7 @@ def main():
                 common_checks(K, cl, engine)
                 if engine == "redis":
                     ask_checks(K, cl)
+                    node_loss_checks(K, cl)
             finally:
                 cl.stop()
         compare_smoke(tmp)
