@@ -12,6 +12,19 @@
  * lg_run() is called from one thread (main); it starts the workers, prints
  * a progress line to stderr each second, stops them at the deadline (or
  * when the request budget is spent) and sums their results.
+ *
+ * Cluster mode (cfg->map set): each of the `conns` connections is one
+ * socket per primary of the map, each with its own pipeline. A worker
+ * draws requests from its key stream as before and routes each to a socket
+ * of its slot's owner; a request whose owner's sockets are full waits in
+ * that node's queue (bounded: when one queue is full the worker stops
+ * drawing until it drains, as a closed-loop client must), so every drawn
+ * key is sent and a --prefill still writes each key once. A -MOVED reply
+ * updates the worker's copy of the map for that slot, sends the request
+ * again to the new owner and makes the worker re-read CLUSTER SLOTS from
+ * that node (at most once a second); -ASK sends it once, after ASKING, to the node
+ * named. Neither counts as a reply: the request's latency runs from its
+ * first send to its final reply, and the redirections are counted apart.
  */
 #ifndef ZB_LOADGEN_H
 #define ZB_LOADGEN_H
@@ -22,7 +35,10 @@
 
 #include "bench/hist.h"
 #include "bench/keygen.h"
+#include "bench/slotmap.h"
 #include "bench/tpl.h"
+
+#define LG_MAX_SERVER_PIDS 16
 
 struct lg_config {
 	const char *host; /* numeric or resolvable, e.g. "127.0.0.1" */
@@ -39,7 +55,12 @@ struct lg_config {
 	uint64_t seed;
 	const struct tpl_mix *mix; /* borrowed for the whole run */
 	bool progress;		   /* a line on stderr every second */
-	pid_t server_pid;	   /* > 0: also charge this process's CPU */
+	/* also charge these processes' CPU (summed: a cluster's nodes) */
+	pid_t server_pids[LG_MAX_SERVER_PIDS];
+	unsigned nserver_pids;
+	/* cluster mode: the slot map to start from (borrowed), NULL for one
+	 * server at host:port */
+	const struct slotmap *map;
 };
 
 struct lg_result {
@@ -50,9 +71,12 @@ struct lg_result {
 	uint64_t pushes;      /* RESP3 pushes, not counted as replies */
 	uint64_t conn_errors; /* connections lost (refused, reset, protocol) */
 	uint64_t lost;	      /* requests sent whose reply never came */
+	uint64_t moved;	      /* cluster: -MOVED replies followed */
+	uint64_t asks;	      /* cluster: -ASK replies followed */
+	uint64_t refreshes;   /* cluster: CLUSTER SLOTS re-read after a MOVED */
 	double elapsed_s;     /* from the start barrier to the last worker done */
 	uint64_t client_cpu_us;
-	int64_t server_cpu_us; /* -1 when no server pid or it could not be read */
+	int64_t server_cpu_us; /* summed over server_pids; -1 when none or one could not be read */
 	struct hist hist;      /* latency in ns of every reply */
 	char first_error[160]; /* first error reply or connection error, "" if none */
 };

@@ -23,6 +23,7 @@
 #include "bench/keygen.h"
 #include "bench/loadgen.h"
 #include "bench/serve.h"
+#include "bench/slotmap.h"
 #include "bench/tpl.h"
 
 static void usage(FILE *f)
@@ -49,7 +50,13 @@ static void usage(FILE *f)
 		   "      --prefill          SET every key once in order: --dist seq --ratio 1:0\n"
 		   "                         --requests KEYSPACE\n"
 		   "      --seed N           random seed (1)\n"
-		   "      --server-pid PID   also report this process's CPU use over the run\n"
+		   "      --server-pid PID[,PID...]  also report these processes' CPU use over\n"
+		   "                         the run, summed (a cluster's nodes)\n"
+		   "      --cluster          Redis Cluster: read CLUSTER SLOTS from --host/--port,\n"
+		   "                         open each of --conns to every primary, route each key\n"
+		   "                         to its slot's owner, follow -MOVED and -ASK\n"
+		   "      --cluster-stale-map  with --cluster, start from a wrong map (each slot\n"
+		   "                         on the next primary) to exercise -MOVED\n"
 		   "  -q, --quiet            no progress lines\n"
 		   "      --serve            be the floor server (uses --host, --port, --threads,\n"
 		   "                         --value-size)\n"
@@ -71,6 +78,8 @@ enum {
 	OPT_SERVE,
 	OPT_SERVE_BACKEND,
 	OPT_CORES,
+	OPT_CLUSTER,
+	OPT_CLUSTER_STALE,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +105,8 @@ static const struct option long_opts[] = {
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "serve-backend", required_argument, NULL, OPT_SERVE_BACKEND },
 	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "cluster", no_argument, NULL, OPT_CLUSTER },
+	{ "cluster-stale-map", no_argument, NULL, OPT_CLUSTER_STALE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,6 +124,8 @@ struct args {
 	int serve;
 	int serve_backend;
 	const char *cores; /* --cores, NULL when not given */
+	int cluster;	   /* --cluster */
+	int stale_map;	   /* --cluster-stale-map */
 };
 
 static int bad(const char *opt, const char *val)
@@ -184,6 +197,24 @@ static int parse_weights(const char *s, struct args *a)
 	return 0;
 }
 
+static int parse_pids(const char *s, struct lg_config *c)
+{
+	const char *p = s;
+	char *end;
+
+	c->nserver_pids = 0;
+	while (*p) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v < 1 || v > 0x7fffffff || c->nserver_pids == LG_MAX_SERVER_PIDS ||
+		    (*end && *end != ','))
+			return bad("--server-pid", s);
+		c->server_pids[c->nserver_pids++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return c->nserver_pids ? 0 : bad("--server-pid", s);
+}
+
 static int parse_one(int opt, const char *arg, struct args *a)
 {
 	struct lg_config *c = &a->lg;
@@ -246,9 +277,7 @@ static int parse_one(int opt, const char *arg, struct args *a)
 	case OPT_SEED:
 		return parse_u64("--seed", arg, 0, UINT64_MAX, &c->seed);
 	case OPT_SERVER_PID:
-		rc = parse_u64("--server-pid", arg, 1, 0x7fffffff, &v);
-		c->server_pid = (pid_t)v;
-		return rc;
+		return parse_pids(arg, c);
 	case 'q':
 		c->progress = false;
 		return 0;
@@ -260,6 +289,12 @@ static int parse_one(int opt, const char *arg, struct args *a)
 		return a->serve_backend < 0 ? bad("--serve-backend", arg) : 0;
 	case OPT_CORES:
 		a->cores = arg;
+		return 0;
+	case OPT_CLUSTER:
+		a->cluster = 1;
+		return 0;
+	case OPT_CLUSTER_STALE:
+		a->stale_map = 1;
 		return 0;
 	default:
 		return -EINVAL;
@@ -316,6 +351,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "zaris-bench: --cores needs --serve with the zarisd backend\n");
 		return -EINVAL;
 	}
+	if ((a->cluster && a->serve) || (a->stale_map && !a->cluster)) {
+		fprintf(stderr, "zaris-bench: --cluster is for load, and --cluster-stale-map needs it\n");
+		return -EINVAL;
+	}
 	if (a->lg.conns < a->lg.threads) {
 		fprintf(stderr, "zaris-bench: --conns must be at least --threads\n");
 		return -EINVAL;
@@ -339,17 +378,21 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	double ops_s = r->elapsed_s > 0 ? (double)r->ops / r->elapsed_s : 0;
 	double ccpu = r->elapsed_s > 0 ? (double)r->client_cpu_us / 1e4 / r->elapsed_s : 0;
 	double ccpu_op = r->ops ? (double)r->client_cpu_us / (double)r->ops : 0;
-	char mixs[256] = "", srv[160] = "server_pid=0 server_cpu_pct=-1 server_cpu_us_per_op=-1";
+	char mixs[256] = "", srv[400] = "server_pid=0 server_cpu_pct=-1 server_cpu_us_per_op=-1";
+	char pids[200] = "";
 	size_t off = 0;
 	unsigned i;
 
+	for (i = 0, off = 0; i < c->nserver_pids && off < sizeof(pids); i++)
+		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "",
+					(int)c->server_pids[i]);
+	off = 0;
 	for (i = 0; i < mix->n && off < sizeof(mixs); i++)
 		off += (size_t)snprintf(mixs + off, sizeof(mixs) - off, "%s%s:%u", i ? "," : "",
 					mix->t[i].name, mix->t[i].weight);
-	if (c->server_pid > 0 && r->server_cpu_us >= 0)
-		snprintf(srv, sizeof(srv), "server_pid=%d server_cpu_pct=%.1f server_cpu_us_per_op=%.3f",
-			 (int)c->server_pid,
-			 r->elapsed_s > 0 ? (double)r->server_cpu_us / 1e4 / r->elapsed_s : 0,
+	if (c->nserver_pids > 0 && r->server_cpu_us >= 0)
+		snprintf(srv, sizeof(srv), "server_pid=%s server_cpu_pct=%.1f server_cpu_us_per_op=%.3f",
+			 pids, r->elapsed_s > 0 ? (double)r->server_cpu_us / 1e4 / r->elapsed_s : 0,
 			 r->ops ? (double)r->server_cpu_us / (double)r->ops : 0);
 
 	printf("%llu requests, %llu replies in %.3f s: %.0f ops/s\n", (unsigned long long)r->sent,
@@ -364,18 +407,47 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(hist_percentile(h, 99.99)),
 	       us(h->max));
 	printf("client cpu: %.1f%% (%.3f us/op)\n", ccpu, ccpu_op);
+	if (c->map)
+		printf("cluster: %u primaries, redirects followed: %llu MOVED, %llu ASK; map re-read %llu times\n",
+		       c->map->nnodes, (unsigned long long)r->moved, (unsigned long long)r->asks,
+		       (unsigned long long)r->refreshes);
 	printf("RESULT ops=%llu sent=%llu errors=%llu nils=%llu pushes=%llu conn_errors=%llu lost=%llu "
 	       "elapsed_s=%.4f ops_per_s=%.1f lat_mean_us=%.2f lat_p50_us=%.2f lat_p90_us=%.2f "
 	       "lat_p99_us=%.2f lat_p999_us=%.2f lat_max_us=%.2f client_cpu_pct=%.1f "
 	       "client_cpu_us_per_op=%.3f %s threads=%u conns=%u pipeline=%u keyspace=%llu "
-	       "dist=%s value_size=%zu mix=%s\n",
+	       "dist=%s value_size=%zu mix=%s nodes=%u moved=%llu asks=%llu refreshes=%llu\n",
 	       (unsigned long long)r->ops, (unsigned long long)r->sent, (unsigned long long)r->errors,
 	       (unsigned long long)r->nils, (unsigned long long)r->pushes, (unsigned long long)r->conn_errors,
 	       (unsigned long long)r->lost, r->elapsed_s, ops_s, hist_mean(h) / 1000.0,
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
 	       us(hist_percentile(h, 99.9)), us(h->max), ccpu, ccpu_op, srv, c->threads, c->conns,
-	       c->pipeline, (unsigned long long)c->keyspace, keygen_dist_name(c->dist), a->value_size, mixs);
+	       c->pipeline, (unsigned long long)c->keyspace, keygen_dist_name(c->dist), a->value_size, mixs,
+	       c->map ? c->map->nnodes : 1, (unsigned long long)r->moved, (unsigned long long)r->asks,
+	       (unsigned long long)r->refreshes);
 	fflush(stdout);
+}
+
+/* --cluster: the slot map from the seed node, made wrong on purpose with
+ * --cluster-stale-map. Returns 0, or the exit status. */
+static int load_map(struct args *a)
+{
+	struct slotmap *m = malloc(sizeof(*m));
+	char err[256];
+	unsigned s;
+
+	if (!m)
+		return 1;
+	if (slotmap_fetch(a->lg.host, a->lg.port, m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "zaris-bench --cluster: %s\n", err);
+		free(m);
+		return 1;
+	}
+	if (a->stale_map && m->nnodes > 1)
+		for (s = 0; s < ZR_KEY_SLOTS; s++)
+			if (m->owner[s] != SM_NONE)
+				m->owner[s] = (uint8_t)((m->owner[s] + 1) % m->nnodes);
+	a->lg.map = m;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -428,16 +500,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	a.lg.mix = mix;
+	if (a.cluster && (rc = load_map(&a)) != 0) {
+		tpl_mix_free(mix);
+		free(mix);
+		return rc;
+	}
 	rc = lg_run(&a.lg, &res);
 	if (rc < 0) {
 		fprintf(stderr, "zaris-bench: %s:%d: %s%s%s\n", a.lg.host, a.lg.port, strerror(-rc),
 			res.first_error[0] ? " — " : "", res.first_error);
 		tpl_mix_free(mix);
 		free(mix);
+		free((void *)a.lg.map);
 		return 1;
 	}
 	print_results(&a, mix, &res);
 	tpl_mix_free(mix);
 	free(mix);
+	free((void *)a.lg.map);
 	return res.conn_errors || res.lost || res.ops != res.sent ? 1 : 0;
 }

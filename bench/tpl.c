@@ -112,7 +112,13 @@ static int tpl_compile(struct tpl *t, const char *text, const char *prefix, size
 	}
 	p = t->buf + sprintf(t->buf, "*%d\r\n", n);
 	for (i = 0; i < n; i++) {
+		unsigned keys_before = t->nkeys;
+
 		p += sprintf(p, "$%ld\r\n", wlen[i]);
+		if (keys_before == 0) {
+			t->arg_off = (size_t)(p - t->buf);
+			t->arg_len = (size_t)wlen[i];
+		}
 		if (expand_word(t, &w[i], p, t->buf, prefix, value_size) < 0) {
 			snprintf(err, errlen, "template '%s' has more than %d __key__", text, TPL_MAX_KEYS);
 			free(t->buf);

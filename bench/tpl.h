@@ -30,6 +30,8 @@ struct tpl {
 	size_t len;		      /* bytes in buf */
 	unsigned nkeys;		      /* key digit runs in buf */
 	size_t key_off[TPL_MAX_KEYS]; /* offset of each run's first digit */
+	size_t arg_off, arg_len;      /* the argument holding the first key run
+				       * (what decides a cluster slot) */
 	unsigned weight;	      /* share of the mix, >= 1 */
 	char name[24];		      /* first word, for reports */
 };
@@ -68,6 +70,25 @@ static inline size_t tpl_render(const struct tpl *t, char *dst, uint64_t key)
 	for (i = 0; i < t->nkeys; i++)
 		__builtin_memcpy(dst + t->key_off[i], digits, TPL_KEY_DIGITS);
 	return t->len;
+}
+
+/* The bytes of T's first key argument for key index KEY, written at DST
+ * (T->arg_len bytes): what a cluster client hashes to route the request.
+ * T must have a key (nkeys > 0). */
+static inline void tpl_key_arg(const struct tpl *t, char *dst, uint64_t key)
+{
+	char digits[TPL_KEY_DIGITS];
+	unsigned i;
+	int d;
+
+	__builtin_memcpy(dst, t->buf + t->arg_off, t->arg_len);
+	for (d = TPL_KEY_DIGITS - 1; d >= 0; d--) {
+		digits[d] = (char)('0' + key % 10);
+		key /= 10;
+	}
+	for (i = 0; i < t->nkeys; i++)
+		if (t->key_off[i] >= t->arg_off && t->key_off[i] < t->arg_off + t->arg_len)
+			__builtin_memcpy(dst + t->key_off[i] - t->arg_off, digits, TPL_KEY_DIGITS);
 }
 
 #endif
