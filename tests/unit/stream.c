@@ -59,9 +59,40 @@ static void *append_main(void *arg)
 	return NULL;
 }
 
+/* A capped take (a replica's sender): whole frames up to the cap, at
+ * least one, and what is left stays behind the cursor. */
+static void test_take_max(void)
+{
+	struct stream *s = stream_create();
+	struct jbuf rec, out;
+	jbuf_init(&rec);
+	jbuf_init(&out);
+	uint64_t seqs[8], at, from, seq;
+	stream_set_seq(s, 14);
+	struct stream_consumer *c = stream_consumer_open(s, false, &at);
+	make_rec(&rec, 0, 5);
+	for (int i = 0; i < 3; i++)
+		stream_append(s, &rec, 0, NULL);
+	size_t one = stream_take_max(c, &out, 1, &from, &seq);
+	ok(one > 0 && seq == 15 && frame_seqs(out.p, out.len, seqs, 8) == 1,
+	   "a cap below one frame still takes one whole frame (15)");
+	is_int((long long)stream_consumer_behind(c), (long long)(2 * one), "two frames are left behind");
+	out.len = 0;
+	size_t n = stream_take_max(c, &out, 2 * one - 1, &from, &seq);
+	ok(n == one && seq == 16, "a cap under two frames takes one (16)");
+	out.len = 0;
+	n = stream_take_max(c, &out, 10 * one, &from, &seq);
+	ok(n == one && seq == 17, "a cap above what is left takes it all (17)");
+	is_int((long long)stream_consumer_behind(c), 0, "nothing is left behind");
+	stream_consumer_free(c);
+	stream_destroy(s);
+	jbuf_free(&rec);
+	jbuf_free(&out);
+}
+
 int main(void)
 {
-	plan(26);
+	plan(31);
 	struct stream *s = stream_create();
 	struct jbuf rec, out;
 	jbuf_init(&rec);
@@ -198,5 +229,6 @@ int main(void)
 	jbuf_free(&rec);
 	jbuf_free(&out);
 	jbuf_free(&ap.rec);
+	test_take_max();
 	return done_testing();
 }

@@ -498,13 +498,29 @@ static uint64_t take_end(const struct stream_consumer *c, uint64_t *seq)
 	return c->s->vis_end;
 }
 
+static uint64_t frame_seq_at(const struct stream *s, uint64_t at);
+
 size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, uint64_t *seq)
+{
+	return stream_take_max(c, out, SIZE_MAX, from, seq);
+}
+
+size_t stream_take_max(struct stream_consumer *c, struct jbuf *out, size_t max, uint64_t *from, uint64_t *seq)
 {
 	struct stream *s = c->s;
 	pthread_mutex_lock(&s->mu);
 	uint64_t end = c->dropped ? c->cursor : take_end(c, seq);
 	if (c->dropped)
 		*seq = 0;
+	if (end > c->cursor && end - c->cursor > max) {
+		/* whole frames only; *SEQ becomes the last one taken's */
+		uint64_t at = c->cursor;
+		do {
+			*seq = frame_seq_at(s, at);
+			at += frame_size_at(s, at);
+		} while (at < end && at + frame_size_at(s, at) - c->cursor <= max);
+		end = at;
+	}
 	*from = c->cursor;
 	size_t n = end > c->cursor ? (size_t)(end - c->cursor) : 0;
 	size_t at = out->len;
@@ -674,6 +690,14 @@ void stream_consumer_set_drop(struct stream_consumer *c, size_t limit)
 	if (c->s->room_waiters)
 		pthread_cond_broadcast(&c->s->room);
 	pthread_mutex_unlock(&c->s->mu);
+}
+
+uint64_t stream_consumer_behind(struct stream_consumer *c)
+{
+	pthread_mutex_lock(&c->s->mu);
+	uint64_t n = c->s->end > c->cursor ? c->s->end - c->cursor : 0;
+	pthread_mutex_unlock(&c->s->mu);
+	return n;
 }
 
 bool stream_consumer_dropped(struct stream_consumer *c)

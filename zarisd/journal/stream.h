@@ -123,6 +123,13 @@ struct stream_consumer *stream_consumer_open(struct stream *s, bool holds, uint6
  * frames, checksums filled in) and releases them; returns the byte count. *FROM: the absolute offset of the
  * first byte taken; *SEQ: the seq of the last frame visible to C. */
 size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, uint64_t *seq);
+/* stream_take of whole frames up to MAX bytes (at least one frame, if
+ * any): a replica's sender takes what it sends next, so what is not sent
+ * yet stays in the ring, where the drop limit sees it. */
+size_t stream_take_max(struct stream_consumer *c, struct jbuf *out, size_t max, uint64_t *from,
+		       uint64_t *seq);
+/* How many bytes C's cursor is behind the stream's end. */
+uint64_t stream_consumer_behind(struct stream_consumer *c);
 /* The stream's end now: *SEQ the last seq, returns the absolute offset
  * after its last byte (a frame past it has a larger seq). */
 uint64_t stream_position(struct stream *s, uint64_t *seq);

@@ -26,10 +26,21 @@
 #include "zarisd/server/settings.h"
 
 #define SEND_TIMEOUT_MS(r) (atomic_load_explicit(&(r)->srv->cfg->repl_timeout, memory_order_relaxed) * 1000)
-/* A replica further behind than this is dropped (it resyncs), as Redis's
- * client-output-buffer-limit replica 256mb: the stream's writers never
- * wait for a replica. */
-#define PEER_DROP_LIMIT (256u << 20)
+/* What a sender takes from the stream at once: the rest waits in the
+ * ring, where the replica limits below see how far behind it is. */
+#define SEND_CHUNK (1u << 20)
+
+/* client-output-buffer-limit replica <hard> <soft> <seconds>, as Redis
+ * applies it to a replica's output buffer: a replica more than <hard>
+ * bytes behind the stream, or more than <soft> for <seconds> in a row, is
+ * dropped (it resyncs); the stream's writers never wait for a replica.
+ * <hard> 0: no hard limit (the ring then keeps all it is behind). */
+static size_t hard_limit(const struct repl *r)
+{
+	unsigned long long v =
+		atomic_load_explicit(&r->srv->cfg->obuf_replica_hard_limit, memory_order_relaxed);
+	return v ? (size_t)v : SIZE_MAX;
+}
 
 struct full_sync {
 	struct peer *p;
@@ -46,7 +57,7 @@ static uint64_t sync_instant(void *arg, struct snapshot_origin *origin)
 	struct stream *s = fs->p->r->srv->stream;
 	stream_set_backlog(s, true);
 	fs->cons = stream_consumer_open(s, false, &fs->seq);
-	stream_consumer_set_drop(fs->cons, PEER_DROP_LIMIT);
+	stream_consumer_set_drop(fs->cons, hard_limit(fs->p->r));
 	fs->offset = stream_origin(s, origin->id);
 	origin->offset = fs->offset;
 	return fs->seq;
@@ -89,7 +100,7 @@ static struct stream_consumer *try_partial(struct peer *p)
 	uint64_t seq;
 	struct stream_consumer *c = stream_consumer_open_at(r->srv->stream, at, false, &seq);
 	if (c)
-		stream_consumer_set_drop(c, PEER_DROP_LIMIT);
+		stream_consumer_set_drop(c, hard_limit(r));
 	return c;
 }
 
@@ -151,6 +162,52 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/* A sender's view of its replica's limits (hard_limit above). */
+struct sender {
+	struct peer *p;
+	struct stream_consumer *c;
+	size_t hard;
+	int64_t over_soft_since; /* 0: not over the soft limit */
+};
+
+/* Whether the replica went over a limit (logged once, here): checked
+ * between sends and every 100 ms while a send waits for a replica that
+ * does not read. */
+static bool over_limit(void *arg)
+{
+	struct sender *sd = arg;
+	struct peer *p = sd->p;
+	struct settings *cfg = p->r->srv->cfg;
+	if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+		return true;
+	size_t h = hard_limit(p->r); /* CONFIG SET applies to linked replicas too */
+	if (h != sd->hard)
+		stream_consumer_set_drop(sd->c, sd->hard = h);
+	if (stream_consumer_dropped(sd->c)) {
+		zr_log(ZR_LOG_WARNING,
+		       "Replica %s:%d fell more than %zu bytes behind the stream "
+		       "(client-output-buffer-limit replica): link dropped, it will resync",
+		       p->ip, p->port, sd->hard);
+		return true;
+	}
+	unsigned long long soft = atomic_load_explicit(&cfg->obuf_replica_soft_limit, memory_order_relaxed);
+	long long secs = atomic_load_explicit(&cfg->obuf_replica_soft_seconds, memory_order_relaxed);
+	if (!soft || stream_consumer_behind(sd->c) <= soft) {
+		sd->over_soft_since = 0;
+		return false;
+	}
+	int64_t now = zr_time_ms();
+	if (!sd->over_soft_since)
+		sd->over_soft_since = now;
+	if (now - sd->over_soft_since < secs * 1000)
+		return false;
+	zr_log(ZR_LOG_WARNING,
+	       "Replica %s:%d stayed more than %llu bytes behind the stream for %lld s "
+	       "(client-output-buffer-limit replica): link dropped, it will resync",
+	       p->ip, p->port, soft, secs);
+	return true;
+}
+
 /* Sends the stream from C's cursor until the link ends. */
 static void stream_to(struct peer *p, struct stream_consumer *c)
 {
@@ -158,22 +215,17 @@ static void stream_to(struct peer *p, struct stream_consumer *c)
 	struct jbuf out;
 	jbuf_init(&out);
 	int64_t last_send = zr_time_ms();
-	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
+	struct sender sd = { .p = p, .c = c, .hard = hard_limit(r) };
+	while (!over_limit(&sd)) {
+		int64_t now = zr_time_ms();
 		out.len = 0;
 		uint64_t from, seq;
-		size_t n = stream_take(c, &out, &from, &seq);
-		int64_t now = zr_time_ms();
+		size_t n = stream_take_max(c, &out, SEND_CHUNK, &from, &seq);
 		if (n) {
-			if (sock_send_all(p->fd, out.p, out.len, SEND_TIMEOUT_MS(r)) < 0)
+			if (sock_send_all_or(p->fd, out.p, out.len, SEND_TIMEOUT_MS(r), over_limit, &sd) < 0)
 				break;
 			last_send = now;
 			continue;
-		}
-		if (stream_consumer_dropped(c)) {
-			zr_log(ZR_LOG_WARNING,
-			       "Replica %s:%d fell %u bytes behind the stream: link dropped, it will resync",
-			       p->ip, p->port, PEER_DROP_LIMIT);
-			break;
 		}
 		int period = atomic_load_explicit(&r->srv->cfg->repl_timeout, memory_order_relaxed);
 		int64_t at = atomic_load_explicit(&p->ack_ms, memory_order_relaxed);
@@ -183,7 +235,8 @@ static void stream_to(struct peer *p, struct stream_consumer *c)
 		}
 		if (now - last_send >= 1000) { /* heartbeat: an empty frame header */
 			static const unsigned char beat[JR_FRAME_HEADER];
-			if (sock_send_all(p->fd, beat, sizeof(beat), SEND_TIMEOUT_MS(r)) < 0)
+			if (sock_send_all_or(p->fd, beat, sizeof(beat), SEND_TIMEOUT_MS(r), over_limit, &sd) <
+			    0)
 				break;
 			last_send = now;
 		}

@@ -69,19 +69,34 @@ int sock_connect(const char *host, int port, int timeout_ms)
 
 int sock_send_all(int fd, const void *p, size_t n, int timeout_ms)
 {
+	return sock_send_all_or(fd, p, n, timeout_ms, NULL, NULL);
+}
+
+#define GIVE_UP_EVERY_MS 100
+
+int sock_send_all_or(int fd, const void *p, size_t n, int timeout_ms, bool (*give_up)(void *ctx), void *ctx)
+{
 	const char *c = p;
+	int waited = 0; /* ms without progress */
 	while (n) {
 		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
 		if (w > 0) {
 			c += w;
 			n -= (size_t)w;
+			waited = 0;
 			continue;
 		}
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno != EAGAIN)
 			return -errno;
-		int r = wait_fd(fd, POLLOUT, timeout_ms);
+		if (give_up && give_up(ctx))
+			return -ECANCELED;
+		int slice = give_up && timeout_ms - waited > GIVE_UP_EVERY_MS ? GIVE_UP_EVERY_MS
+									      : timeout_ms - waited;
+		int r = wait_fd(fd, POLLOUT, slice > 0 ? slice : 0);
+		if (r == -ETIMEDOUT && give_up && (waited += slice) < timeout_ms)
+			continue;
 		if (r < 0)
 			return r;
 	}

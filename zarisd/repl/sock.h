@@ -6,6 +6,7 @@
 #ifndef ZR_REPL_SOCK_H
 #define ZR_REPL_SOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -15,6 +16,9 @@ int sock_connect(const char *host, int port, int timeout_ms);
 /* Sends all N bytes; 0, or -ETIMEDOUT (no progress for TIMEOUT_MS) or
  * -errno. */
 int sock_send_all(int fd, const void *p, size_t n, int timeout_ms);
+/* sock_send_all that, while the peer does not read, asks GIVE_UP(CTX)
+ * every 100 ms and returns -ECANCELED once it says true. */
+int sock_send_all_or(int fd, const void *p, size_t n, int timeout_ms, bool (*give_up)(void *ctx), void *ctx);
 /* Receives what is there (up to N bytes), waiting up to TIMEOUT_MS for
  * something: the byte count, -ETIMEDOUT, -ECONNRESET at the peer's end,
  * or -errno. TIMEOUT_MS 0: does not wait (-EAGAIN when nothing is there). */

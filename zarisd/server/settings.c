@@ -328,8 +328,8 @@ static int obuf_error(const struct schema_entry *row, const char *what, char *er
 static int parse_obuf(struct settings *s, const struct schema_entry *row, const char *v, char *err,
 		      size_t errlen)
 {
-	/* "normal hard soft seconds [replica ...] [pubsub ...]": only the
-	 * normal class applies so far; other classes are accepted and checked. */
+	/* "normal hard soft seconds [replica ...] [pubsub ...]": each class
+	 * given is set, the others are left as they were. */
 	char buf[512];
 	snprintf(buf, sizeof(buf), "%s", v);
 	char *save = NULL;
@@ -341,7 +341,7 @@ static int parse_obuf(struct settings *s, const struct schema_entry *row, const 
 	if (n % 4)
 		return obuf_error(row, "Wrong number of arguments", err, errlen);
 	unsigned long long vals[8][3];
-	int normal = -1, pubsub = -1;
+	int normal = -1, pubsub = -1, replica = -1;
 	for (int i = 0; i < n; i += 4) {
 		const char *cls = tok[i];
 		if (strcasecmp(cls, "normal") && strcasecmp(cls, "replica") && strcasecmp(cls, "slave") &&
@@ -363,6 +363,8 @@ static int parse_obuf(struct settings *s, const struct schema_entry *row, const 
 			normal = i / 4;
 		if (!strcasecmp(cls, "pubsub")) /* pub/sub: subscribed clients' class */
 			pubsub = i / 4;
+		if (!strcasecmp(cls, "replica") || !strcasecmp(cls, "slave"))
+			replica = i / 4;
 	}
 	if (normal >= 0) {
 		atomic_store_explicit(&s->obuf_hard_limit, vals[normal][0], memory_order_relaxed);
@@ -376,15 +378,24 @@ static int parse_obuf(struct settings *s, const struct schema_entry *row, const 
 		atomic_store_explicit(&s->obuf_pubsub_soft_seconds, (long long)vals[pubsub][2],
 				      memory_order_relaxed);
 	}
+	if (replica >= 0) {
+		atomic_store_explicit(&s->obuf_replica_hard_limit, vals[replica][0], memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_replica_soft_limit, vals[replica][1], memory_order_relaxed);
+		atomic_store_explicit(&s->obuf_replica_soft_seconds, (long long)vals[replica][2],
+				      memory_order_relaxed);
+	}
 	return 0;
 }
 
 static void show_obuf(struct settings *s, char *buf, size_t size)
 {
-	snprintf(buf, size, "normal %llu %llu %lld slave 268435456 67108864 60 pubsub %llu %llu %lld",
+	snprintf(buf, size, "normal %llu %llu %lld slave %llu %llu %lld pubsub %llu %llu %lld",
 		 atomic_load_explicit(&s->obuf_hard_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_soft_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_soft_seconds, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_replica_hard_limit, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_replica_soft_limit, memory_order_relaxed),
+		 atomic_load_explicit(&s->obuf_replica_soft_seconds, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_pubsub_hard_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_pubsub_soft_limit, memory_order_relaxed),
 		 atomic_load_explicit(&s->obuf_pubsub_soft_seconds, memory_order_relaxed));

@@ -98,6 +98,11 @@ struct settings {
 	_Atomic unsigned long long obuf_pubsub_hard_limit; /* client-output-buffer-limit pubsub <hard> */
 	_Atomic unsigned long long obuf_pubsub_soft_limit; /* ... <soft> */
 	_Atomic long long obuf_pubsub_soft_seconds;	   /* ... <seconds> */
+	/* client-output-buffer-limit replica (slave) <hard> <soft> <seconds>:
+	 * how far a replica may fall behind the stream (repl/primary.c) */
+	_Atomic unsigned long long obuf_replica_hard_limit;
+	_Atomic unsigned long long obuf_replica_soft_limit;
+	_Atomic long long obuf_replica_soft_seconds;
 
 	/* --- persistence (persist/): save, appendonly, ... --- */
 	char *dbfilename;	 /* start-up only */
