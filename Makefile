@@ -128,7 +128,7 @@ $(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(SUP_LIB_A) $(ZC
 DEPS_BUILD := build-essential pkg-config liburing-dev libjemalloc-dev libconfig-dev \
               libsystemd-dev libxxhash-dev
 DEPS_TEST  := redis-server redis-tools python3 python3-redis perl procps iproute2 clang-format \
-              libclang-rt-14-dev gnuplot-nox
+              libclang-rt-14-dev gnuplot-nox ruby ruby-redis
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(EXTRA_DEPS)
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
