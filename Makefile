@@ -55,7 +55,7 @@ ZCONF_A      := $(BUILD)/libzconf.a
 SUP_LIB_A    := $(BUILD)/libzsup.a
 
 ZARISD_LIBS  := -luring -lxxhash $(JEMALLOC) -lconfig
-SUP_LIBS     := -lconfig -lsystemd
+SUP_LIBS     := -lconfig -lsystemd -lcurl -ljson-c
 
 BINS := $(BUILD)/zarisd
 ifneq ($(wildcard $(SUP_MAIN)),)
@@ -126,9 +126,9 @@ $(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(SUP_LIB_A) $(ZC
 
 # --- Debian packages the build and the tests need -----------------------------
 DEPS_BUILD := build-essential pkg-config liburing-dev libjemalloc-dev libconfig-dev \
-              libsystemd-dev libxxhash-dev
+              libsystemd-dev libxxhash-dev libcurl4-openssl-dev libjson-c-dev
 DEPS_TEST  := redis-server redis-tools python3 python3-redis perl procps iproute2 clang-format \
-              libclang-rt-14-dev gnuplot-nox ruby ruby-redis
+              libclang-rt-14-dev gnuplot-nox ruby ruby-redis etcd-server etcd-client nftables
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(EXTRA_DEPS)
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
