@@ -64,6 +64,8 @@ enum zconf_key {
 	ZCONF_K_ENABLE_DEBUG_COMMAND,
 	ZCONF_K_DISABLE_THP,
 	ZCONF_K_JEMALLOC_BG_THREAD,
+	ZCONF_K_REPLICA_ACK,
+	ZCONF_K_REPLICA_ACK_TIMEOUT,
 	ZCONF_K__COUNT
 };
 
@@ -185,6 +187,14 @@ const char *zconf_masterauth(const struct zconf *conf, const struct zconf_node *
 /* How many replica-of links lead from NODE to a primary (0 for a primary,
  * 1 for a replica of a primary, 2 for a replica of that replica ...). */
 int zconf_replica_depth(const struct zconf *conf, const struct zconf_node *node);
+
+/* Cluster mode, a failover: makes node NAME the primary of its shard in
+ * CONF (it must be a replica of a primary, or already a primary). It takes
+ * its primary's slots; that primary and its other replicas become replicas
+ * of NAME. The supervisor applies what etcd recorded this way, so spawn
+ * arguments, re-points and the topology follow the conf in force. Returns
+ * 0, -ENOENT (no such node, or not cluster mode) or -EINVAL. */
+int zconf_promote(struct zconf *conf, const char *name);
 
 /* Slot lists: comma-separated "a-b" or "a", 0 to ZCONF_SLOTS - 1, each slot
  * once. Sets the bits of the slots S names in OWNED (ZCONF_SLOTS / 8 bytes,

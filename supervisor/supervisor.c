@@ -34,6 +34,10 @@ static const char *live_default(enum zconf_key k)
 		return "yes";
 	case ZCONF_K_LOGLEVEL:
 		return "notice";
+	case ZCONF_K_REPLICA_ACK:
+		return "0";
+	case ZCONF_K_REPLICA_ACK_TIMEOUT:
+		return "1000";
 	default:
 		return NULL;
 	}

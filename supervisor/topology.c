@@ -195,6 +195,23 @@ bool sv_topology_update(struct sv_topology *t, const struct zconf *conf)
 	return true;
 }
 
+bool sv_topology_adopt(struct sv_topology *t, const struct zconf *conf, long long epoch)
+{
+	if (!t->enabled || epoch < 1)
+		return false;
+	char *body = build_body(conf);
+	if (strcmp(body, t->body) == 0 && epoch == t->epoch) {
+		free(body);
+		return false;
+	}
+	free(t->body);
+	t->body = body;
+	t->epoch = epoch;
+	state_write(t);
+	sv_log(LOG_NOTICE, "cluster topology from etcd: epoch %lld", t->epoch);
+	return true;
+}
+
 void sv_topology_pass(struct sv_topology *t, long long seen)
 {
 	if (!t->enabled || seen < t->epoch)

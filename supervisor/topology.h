@@ -36,6 +36,10 @@ void sv_topology_fini(struct sv_topology *t);
 /* Takes CONF's body after a reload: a different one raises the epoch by
  * one (state file rewritten). Returns true when the document changed. */
 bool sv_topology_update(struct sv_topology *t, const struct zconf *conf);
+/* Coordination: takes CONF's body (the recorded primaries applied) at
+ * etcd's EPOCH, which is authoritative (never raised here). Returns true
+ * when the document changed (state file rewritten). */
+bool sv_topology_adopt(struct sv_topology *t, const struct zconf *conf, long long epoch);
 /* An instance reported epoch SEEN: raises the epoch to SEEN + 1 (state file
  * rewritten) so that the next push is newer than what any instance has. */
 void sv_topology_pass(struct sv_topology *t, long long seen);

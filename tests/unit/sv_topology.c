@@ -2,11 +2,14 @@
  * whatever their line order, comments and blanks; the epoch line is found;
  * the state file keeps the epoch across a restart with the same layout and
  * raises it for a changed one, an update and a pass; a reload that moves
- * slots or switches cluster mode is refused with the slots named.
+ * slots or switches cluster mode is refused with the slots named; a
+ * failover (zconf_promote) moves the shard's slots and replicas to the
+ * promoted node and adopting etcd's epoch takes that epoch exactly.
  */
 #include "supervisor/topology.h"
 #include "tests/tap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,33 @@ int main(void)
 	ok(sv_topology_refuse(c1, c3, buf, sizeof(buf)) && strstr(buf, "slots 8001-8191 from a to b") &&
 		   strstr(buf, "slot moves come later"),
 	   "a slot move is: %s", buf);
+	/* a failover: b (replica of a) with c, another replica of a */
+	struct zconf *f = load("{ name = \"a\"; address = \"127.0.0.1\"; port = 7001; }, "
+			       "{ name = \"b\"; address = \"127.0.0.1\"; port = 7002; replica-of = \"a\"; }, "
+			       "{ name = \"c\"; address = \"127.0.0.1\"; port = 7003; replica-of = \"a\"; }");
+	if (f) {
+		sv_topology_init(&t, f);
+		long long e0 = t.epoch;
+		is_int(zconf_promote(f, "b"), 0, "promote b");
+		const struct zconf_node *a = zconf_find_node(f, "a"), *b = zconf_find_node(f, "b"),
+					*c = zconf_find_node(f, "c");
+		ok(b->role == ZCONF_ROLE_PRIMARY && !b->replica_of && strcmp(b->slots, "0-16383") == 0,
+		   "b is the primary with every slot (%s)", b->slots);
+		ok(a->role == ZCONF_ROLE_REPLICA && strcmp(a->replica_of, "b") == 0 && a->slots[0] == '\0',
+		   "a is b's replica, without slots");
+		ok(strcmp(c->replica_of, "b") == 0, "c follows b");
+		ok(f->slot_owner[0] == 1 && f->slot_owner[16383] == 1, "the slot table names b");
+		is_int(zconf_promote(f, "b"), 0, "promoting the primary again changes nothing");
+		is_int(zconf_promote(f, "zz"), -ENOENT, "an unknown node: -ENOENT");
+		ok(sv_topology_adopt(&t, f, e0 + 5) && t.epoch == e0 + 5, "adopting etcd's epoch takes it exactly");
+		doc = sv_topology_document(&t, f, b);
+		ok(strstr(doc, " b 127.0.0.1 7002 primary 0-16383\n") && strstr(doc, " a 127.0.0.1 7001 replica "),
+		   "the document has b as primary, a as its replica");
+		free(doc);
+		ok(!sv_topology_adopt(&t, f, e0 + 5), "the same again: no change");
+		sv_topology_fini(&t);
+		zconf_free(f);
+	}
 	zconf_free(c1);
 	zconf_free(c2);
 	zconf_free(c3);
