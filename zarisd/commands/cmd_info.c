@@ -429,14 +429,14 @@ static void section_cluster(struct textbuf *t, struct client *c)
 		cluster_read_end(srv->cluster, c->worker);
 	}
 	int64_t left = server_write_lease_remaining(srv);
+	const char *lease = left < 0 ? "off" : left > 0 ? "held" : "lapsed";
+	uint64_t refused = atomic_load_explicit(&srv->write_lease_refused, memory_order_relaxed);
+	uint64_t dropped = atomic_load_explicit(&srv->write_lease_acks_dropped, memory_order_relaxed);
 	textbuf_printf(t,
 		       "cluster_topology_epoch:%llu\r\nwrite_lease:%s\r\nwrite_lease_remaining_ms:%lld\r\n"
 		       "write_lease_refused:%llu\r\nwrite_lease_acks_dropped:%llu\r\n",
-		       (unsigned long long)epoch, left < 0 ? "off" : left ? "held" : "lapsed",
-		       (long long)(left > 0 ? left : 0),
-		       (unsigned long long)atomic_load_explicit(&srv->write_lease_refused, memory_order_relaxed),
-		       (unsigned long long)atomic_load_explicit(&srv->write_lease_acks_dropped,
-								memory_order_relaxed));
+		       (unsigned long long)epoch, lease, (long long)(left > 0 ? left : 0),
+		       (unsigned long long)refused, (unsigned long long)dropped);
 }
 
 static void section_keyspace(struct textbuf *t, struct client *c)
