@@ -517,6 +517,13 @@ const struct schema_entry schema_table[] = {
 					.max = 1,
 					.def = "no",
 					.help = "Redis Cluster protocol: slots, MOVED, CLUSTER (the topology is pushed)" },
+	[SCHEMA_ID_WRITE_LEASE] = { .name = "write-lease",
+				    .type = SCHEMA_BOOL,
+				    .flags = SCHEMA_F_IMMUTABLE,
+				    .min = 0,
+				    .max = 1,
+				    .def = "no",
+				    .help = "writes only while the supervisor's CLUSTER LEASE holds (starts fenced)" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */

@@ -371,6 +371,7 @@ int main(int argc, char **argv)
 
 	struct server srv = { 0 };
 	srv.cfg = &cfg;
+	srv.write_lease = cfg.write_lease != 0; /* fenced until a CLUSTER LEASE */
 	pthread_rwlock_init(&srv.wake_lock, NULL);
 	srv.execute = execute_command;
 	srv.cron_sample = info_sample;

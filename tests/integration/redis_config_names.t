@@ -36,7 +36,8 @@ EXCLUDED = {
     "protected-mode": "start_redis passes --protected-mode no",
     "client-output-buffer-limit": "zarisd limits normal clients by default (an appliance)",
 }
-ZARISD_OWN = ["threads", "cores", "io-backend", "shard-bits", "replica-ack", "replica-ack-timeout"]  # not Redis's: left out of GET *
+ZARISD_OWN = ["threads", "cores", "io-backend", "shard-bits", "replica-ack", "replica-ack-timeout",
+              "write-lease"]  # not Redis's: left out of GET *
 HIDDEN = ["watchdog-period", "use-exit-on-panic", "rdb-key-save-delay", "key-load-delay",
           "loading-process-events-interval-bytes"]
 

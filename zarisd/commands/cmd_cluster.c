@@ -3,8 +3,10 @@
  * (cluster/cluster.h), plus zarisd's own CLUSTER SETTOPOLOGY and CLUSTER
  * TOPOLOGY. There is no cluster bus: the subcommands that drive one
  * (MEET, ADDSLOTS, SETSLOT, FAILOVER ...) answer an error naming the push.
+ * CLUSTER LEASE (the write lease, server.h) works with cluster mode off too.
  * Every handler reads the topology inside one read section and builds its
  * reply there (no lock, no blocking: cluster.h). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +66,9 @@ void cmd_cluster_help(struct client *c)
 		"    Return information about the cluster.",
 		"KEYSLOT <key>",
 		"    Return the hash slot for <key>.",
+		"LEASE [<until-ms>]",
+		"    Set the write lease's end, an absolute CLOCK_MONOTONIC time in ms (0 = fence now;",
+		"    zarisd with write-lease yes, from a local connection), or return the ms left.",
 		"LINKS",
 		"    Return information about all network links between this node and its peers (none: no bus).",
 		"MYID",
@@ -413,6 +418,39 @@ void cmd_cluster_settopology(struct client *c)
 		reply_errorf(&c->out, "ERR %s", err);
 	else
 		reply_ok(&c->out);
+}
+
+/* CLUSTER LEASE [<until-ms>]: not gated by cluster-enabled (a lone
+ * primary under a supervisor may be fenced too). Setting it is local only,
+ * as SETTOPOLOGY: the deadline is this machine's monotonic clock, which
+ * only a process on the same machine shares. */
+void cmd_cluster_lease(struct client *c)
+{
+	struct server *srv = c->srv;
+	if (c->argc == 2) {
+		reply_long(&c->out, server_write_lease_remaining(srv));
+		return;
+	}
+	if (c->argc != 3) {
+		cmd_reply_arity(c);
+		return;
+	}
+	if (!(c->flags & (CLIENT_LOOPBACK | CLIENT_SAME_HOST))) {
+		reply_error(&c->out, "ERR CLUSTER LEASE is accepted only from a local connection");
+		return;
+	}
+	if (!srv->write_lease) {
+		reply_error(&c->out, "ERR write-lease is off");
+		return;
+	}
+	long long until;
+	if (!cmd_arg_ll_range(c, 2, 0, LLONG_MAX, &until,
+			      "ERR lease end must be a non-negative integer (CLOCK_MONOTONIC ms)"))
+		return;
+	/* relaxed (server.h): the next command of any worker compares it
+	 * with its own clock; a shorter lease may fence at once */
+	atomic_store_explicit(&srv->write_lease_until_ms, (int64_t)until, memory_order_relaxed);
+	reply_ok(&c->out);
 }
 
 void cmd_cluster_topology(struct client *c)

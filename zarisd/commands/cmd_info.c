@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/info.h"
@@ -419,7 +420,23 @@ static void section_modules(struct textbuf *t, struct client *c)
 
 static void section_cluster(struct textbuf *t, struct client *c)
 {
-	textbuf_printf(t, "cluster_enabled:%d\r\n", c->srv->cluster != NULL);
+	struct server *srv = c->srv;
+	textbuf_printf(t, "cluster_enabled:%d\r\n", srv->cluster != NULL);
+	uint64_t epoch = 0;
+	if (srv->cluster) {
+		const struct topology *top = cluster_read_begin(srv->cluster, c->worker);
+		epoch = top ? top->epoch : 0;
+		cluster_read_end(srv->cluster, c->worker);
+	}
+	int64_t left = server_write_lease_remaining(srv);
+	const char *lease = left < 0 ? "off" : left > 0 ? "held" : "lapsed";
+	uint64_t refused = atomic_load_explicit(&srv->write_lease_refused, memory_order_relaxed);
+	uint64_t dropped = atomic_load_explicit(&srv->write_lease_acks_dropped, memory_order_relaxed);
+	textbuf_printf(t,
+		       "cluster_topology_epoch:%llu\r\nwrite_lease:%s\r\nwrite_lease_remaining_ms:%lld\r\n"
+		       "write_lease_refused:%llu\r\nwrite_lease_acks_dropped:%llu\r\n",
+		       (unsigned long long)epoch, lease, (long long)(left > 0 ? left : 0),
+		       (unsigned long long)refused, (unsigned long long)dropped);
 }
 
 static void section_keyspace(struct textbuf *t, struct client *c)

@@ -363,6 +363,35 @@ static inline bool repl_ok(struct client *c, const struct command *cmd)
 	return false;
 }
 
+/* The write lease (write-lease yes, server.h): a primary whose lease has
+ * lapsed refuses every write, so that while its supervisor may have lost
+ * the shard's leader key (and another node may have been promoted) it
+ * takes no write a client would count as done. A replica is not gated:
+ * it refuses writes itself (repl_ok), and its replication stream does not
+ * come through here. EXEC re-checks what was queued (the lease may have
+ * lapsed since), as Redis's other EXEC-time gates: EXECABORT. False after
+ * replying. */
+static inline bool lease_ok(struct client *c, const struct command *cmd)
+{
+	struct server *srv = c->srv;
+	if (__builtin_expect(!srv->write_lease, 1))
+		return true;
+	bool exec = (cmd->flags & CMD_EXEC);
+	if (!(cmd->flags & CMD_WRITE) && !(exec && multi_has_writes(c)))
+		return true;
+	if (atomic_load_explicit(&srv->repl_replica, memory_order_relaxed) || !server_fenced(srv))
+		return true;
+	atomic_fetch_add_explicit(&srv->write_lease_refused, 1, memory_order_relaxed);
+	if (exec) {
+		reply_error(&c->out, "EXECABORT Transaction discarded because of: " SERVER_ERR_FENCED);
+		multi_client_free(c);
+	} else {
+		reply_error(&c->out, SERVER_ERR_FENCED);
+	}
+	reject(c, &c->stats->cmd[cmd->id]);
+	return false;
+}
+
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out)
 {
 	*out = NULL;
@@ -477,13 +506,13 @@ static enum dispatch_result run_command(struct client *c)
 			reject(c, &c->stats->cmd[cmd->id]);
 			return DISPATCH_DONE;
 		}
-		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd) && repl_ok(c, cmd))
+		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd) && repl_ok(c, cmd) && lease_ok(c, cmd))
 			multi_queue(c, cmd);
 		return DISPATCH_DONE;
 	}
 	if (paused_for(c, cmd))
 		return DISPATCH_PAUSED;
-	if (!repl_ok(c, cmd) || !memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
+	if (!repl_ok(c, cmd) || !lease_ok(c, cmd) || !memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
 		return DISPATCH_DONE;
 
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */

@@ -112,7 +112,7 @@ struct client;
 	X(cmd_cluster_getkeysinslot) X(cmd_cluster_myid) X(cmd_cluster_myshardid) X(cmd_cluster_nodes)     \
 	X(cmd_cluster_slots) X(cmd_cluster_shards) X(cmd_cluster_links) X(cmd_cluster_replicas)            \
 	X(cmd_cluster_saveconfig) X(cmd_cluster_unsupported) X(cmd_cluster_settopology)                   \
-	X(cmd_cluster_topology) X(cmd_asking) X(cmd_readonly) X(cmd_readwrite)
+	X(cmd_cluster_lease) X(cmd_cluster_topology) X(cmd_asking) X(cmd_readonly) X(cmd_readwrite)
 
 /* clang-format on */
 

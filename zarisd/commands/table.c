@@ -100,6 +100,7 @@ static struct command cluster_subcommands[] = {
 	ROW("set-config-epoch", 3, A | KL | S | NS, 0, 0, 0, cmd_cluster_unsupported, "cluster", "3.0.0", "Sets the configuration epoch for a new node."),
 	ROW("count-failure-reports", 3, A | KL | S, 0, 0, 0, cmd_cluster_unsupported, "cluster", "3.0.0", "Returns the number of active failure reports active for a node."),
 	ROW("settopology", 3, A | KL | L | S | NS, 0, 0, 0, cmd_cluster_settopology, "cluster", "7.0.0", "Applies a topology document (zarisd: pushed by the supervisor)."),
+	ROW("lease", -2, A | F | KL | L | S | NS, 0, 0, 0, cmd_cluster_lease, "cluster", "7.0.0", "Sets or returns the write lease (zarisd: granted by the supervisor)."),
 	ROW("topology", 2, KL | L | S, 0, 0, 0, cmd_cluster_topology, "cluster", "7.0.0", "Returns the topology document in force (zarisd)."),
 	END,
 };

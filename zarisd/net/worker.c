@@ -472,6 +472,29 @@ static void fail_unreplicated(struct worker *w)
 	}
 }
 
+/* write-lease: C's held write replies are due (their replicas acked) but
+ * the lease lapsed while they waited (the process stopped, a slow ack):
+ * they are dropped unsent and C gets the fenced error and is closed.
+ * Sending them now would acknowledge writes after this node may have lost
+ * the shard's leader key: another node may be primary for the same slots
+ * and acknowledging writes of its own, and two primaries must never
+ * acknowledge writes for the same slots at once (one side's would be lost
+ * when the old primary re-points at the new one). Whether the writes
+ * survive is not known to the client: said in the error. C has no send in
+ * flight (its bytes are dropped). */
+static void drop_unleased(struct worker *w, struct conn *c)
+{
+	struct server *srv = w->srv;
+	atomic_fetch_add_explicit(&srv->write_lease_acks_dropped, 1, memory_order_relaxed);
+	obuf_consume(c->out, c->out->bytes);
+	reply_error(c->out, SERVER_ERR_FENCED ", the write may or may not be applied");
+	c->close_after_send = true;
+	zr_log(ZR_LOG_WARNING,
+	       "client id=%" PRIu64 " addr=%s: write lease lapsed while replies waited for replicas, "
+	       "connection closed",
+	       c->log_id, c->log_addr ? c->log_addr : "?");
+}
+
 static void worker_cron(struct worker *w)
 {
 	struct server *srv = w->srv;
@@ -566,6 +589,11 @@ int64_t worker_turn_end(struct worker *w)
 				w->durable_head = c;
 			}
 			continue;
+		}
+		if (rseq && *rseq && w->srv->write_lease && server_fenced(w->srv)) {
+			if (c->send_inflight)
+				continue; /* its completion queues it again */
+			drop_unleased(w, c);
 		}
 		c->held_since_ms = 0;
 		if (seq)

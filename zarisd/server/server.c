@@ -3,6 +3,7 @@
 
 #include "zarisd/server/settings.h"
 #include "zarisd/store/store.h"
+#include "zarisd/core/util.h"
 
 void server_settings_changed(struct server *srv)
 {
@@ -41,4 +42,13 @@ void server_request_shutdown(struct server *srv)
 	/* release: workers that see shutdown=1 (acquire) stop after their turn */
 	atomic_store_explicit(&srv->shutdown, 1, memory_order_release);
 	server_wake_all(srv);
+}
+
+int64_t server_write_lease_remaining(struct server *srv)
+{
+	if (!srv->write_lease)
+		return -1;
+	int64_t until = atomic_load_explicit(&srv->write_lease_until_ms, memory_order_relaxed);
+	int64_t now = zr_mono_us() / 1000;
+	return until > now ? until - now : 0;
 }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct store;
@@ -94,7 +95,24 @@ struct server {
 	_Atomic int64_t lastsave;	/* unix seconds of the last save */
 	_Atomic uint64_t stat_reset_ms; /* CONFIG RESETSTAT time */
 	_Atomic int shutdown_save;	/* enum server_shutdown_save, set by SHUTDOWN */
+
+	/* write-lease yes: a primary accepts writes only until
+	 * write_lease_until_ms, an absolute CLOCK_MONOTONIC time its
+	 * supervisor sets with CLUSTER LEASE (0 at start: fenced). Relaxed:
+	 * the deadline publishes no other data, and each reader compares it
+	 * with its own clock read; a new value is seen by the next command
+	 * of any worker. The counters are INFO's, bumped only on the fenced
+	 * (rare) path, so one shared word each is cheap enough. */
+	bool write_lease; /* the setting, copied at start (start-up only) */
+	_Atomic int64_t write_lease_until_ms;
+	_Atomic uint64_t write_lease_refused;	   /* write commands refused while fenced */
+	_Atomic uint64_t write_lease_acks_dropped; /* conns whose held write replies were dropped */
 };
+
+/* A write refused while fenced. CLUSTERDOWN makes cluster clients re-read
+ * the slots and retry, by then against the new primary. */
+#define SERVER_ERR_FENCED \
+	"CLUSTERDOWN write lease lapsed: this node is fenced until its supervisor confirms its leadership"
 
 /* A function run on a client's own worker (server_post). C is NULL when
  * the client has gone since the post: the function must still release
@@ -108,6 +126,16 @@ typedef void (*mail_fn)(struct client *c, void *arg);
 static inline void server_post(struct server *srv, unsigned worker, uint64_t client_id, mail_fn fn, void *arg)
 {
 	srv->post(srv, worker, client_id, fn, arg);
+}
+
+/* The write lease's remaining milliseconds: -1 when write-lease is off, 0
+ * when it has lapsed (or was never given). Any thread; one
+ * clock_gettime(CLOCK_MONOTONIC) (the vDSO: no system call). */
+int64_t server_write_lease_remaining(struct server *srv);
+/* Whether writes are refused now: write-lease yes and no lease in force. */
+static inline bool server_fenced(struct server *srv)
+{
+	return srv->write_lease && server_write_lease_remaining(srv) == 0;
 }
 
 /* Asks every worker to stop after their current loop turn. Any thread. */

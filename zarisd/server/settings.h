@@ -128,6 +128,7 @@ struct settings {
 
 	/* --- cluster (cluster/): start-up only --- */
 	int cluster_enabled;
+	int write_lease; /* writes only under a CLUSTER LEASE (server.h) */
 
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
