@@ -158,8 +158,19 @@ pr = start_zarisd(threads=2, extra=["--write-lease", "yes", "--replica-ack", "1"
 rp = start_zarisd(threads=2, extra=["--write-lease", "yes", "--replicaof", "%s %d" % (HOST, pr.port)],
                   name="ack-replica")
 pc, rc = pr.client(), rp.client()
-ok(wait_in_sync(pc, rc, timeout=60), "the replica is in sync")
+# a primary never leased since it started (restarted, maybe empty, waiting
+# for the election) feeds no replica: a full sync from it would wipe the
+# replica that is about to be elected
+is_(err(pc.call("PSYNC", "?", "-1")),
+    "NOMASTERLINK this primary's leadership is not confirmed yet (no write lease held since it started)",
+    "PSYNC to a never-leased primary is refused")
+pc.close()
+pc = pr.client()
+time.sleep(0.5 * SLOW)
+ok(info(rc).get("master_link_status") != "up" and info(pc).get("connected_slaves") == "0",
+   "the replica is not linked to a never-leased primary")
 is_(pc.call("CLUSTER", "LEASE", str(mono_ms() + 60000)).py(), "OK", "the primary is leased")
+ok(wait_in_sync(pc, rc, timeout=60), "then the replica syncs")
 is_(pc.call("SET", "pre", "1").py(), "OK", "a SET acknowledged by the replica")
 is_(rc.call("GET", "pre").py(), b"1", "the replica applied it, though never leased itself")
 is_(err(rc.call("SET", "x", "1")), "READONLY You can't write against a read only replica.",

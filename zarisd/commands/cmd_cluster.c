@@ -450,6 +450,8 @@ void cmd_cluster_lease(struct client *c)
 	/* relaxed (server.h): the next command of any worker compares it
 	 * with its own clock; a shorter lease may fence at once */
 	atomic_store_explicit(&srv->write_lease_until_ms, (int64_t)until, memory_order_relaxed);
+	if (server_write_lease_remaining(srv) > 0)
+		atomic_store_explicit(&srv->write_lease_ever, true, memory_order_relaxed);
 	reply_ok(&c->out);
 }
 

@@ -77,6 +77,16 @@ static void attach(struct client *c, const char *replid, long long offset)
 		reply_error(&c->out, "NOMASTERLINK Can't SYNC while not connected with my master");
 		return;
 	}
+	if (c->srv->write_lease && !atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed) &&
+	    !atomic_load_explicit(&c->srv->write_lease_ever, memory_order_relaxed)) {
+		/* write-lease: a primary its supervisor has never confirmed (a
+		 * restarted one, empty or behind, waiting for the election) must
+		 * not feed replicas: a full sync from it would replace the data
+		 * of the replica about to be elected. The replica retries. */
+		reply_error(&c->out, "NOMASTERLINK this primary's leadership is not confirmed yet (no write "
+				     "lease held since it started)");
+		return;
+	}
 	int fd = dup(c->fd);
 	if (fd < 0) {
 		reply_errorf(&c->out, "ERR cannot take the connection for replication: %s", strerror(errno));

@@ -105,6 +105,7 @@ struct server {
 	 * (rare) path, so one shared word each is cheap enough. */
 	bool write_lease; /* the setting, copied at start (start-up only) */
 	_Atomic int64_t write_lease_until_ms;
+	_Atomic bool write_lease_ever; /* a lease in the future was set since start: replicas are served */
 	_Atomic uint64_t write_lease_refused;	   /* write commands refused while fenced */
 	_Atomic uint64_t write_lease_acks_dropped; /* conns whose held write replies were dropped */
 };
