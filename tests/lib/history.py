@@ -209,7 +209,9 @@ class Workload:
                     if text.startswith("MOVED ") or text.startswith("ASK "):
                         host, _, port = text.split(" ")[2].rpartition(":")
                         node = (host, int(port))
-                    elif not text.startswith("NOREPLICAS"):
+                    elif text.startswith("NOREPLICAS"):
+                        self._drop(cache, node)   # zarisd closes it after NOREPLICAS
+                    else:
                         node = None
                         time.sleep(0.02)
                 else:
