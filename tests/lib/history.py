@@ -99,16 +99,17 @@ def tag_for_slot(slot):
     raise ValueError("no tag for slot %d" % slot)
 
 
-def classify_error(e, sent):
-    """(outcome, text) for exception E; SENT: whether the command may have
-    left (False: the connection could not even be opened)."""
+def classify_error(e):
+    """(outcome, text) for exception E: redis-py says "connecting to" (or
+    "Timeout connecting") when the connection could not even be opened, so
+    nothing was sent."""
     text = str(e)
     if isinstance(e, redis.ResponseError):
         word = text.split(" ", 1)[0].upper()
         if word in DEFINITE:
             return "fail", text
         return "info", text
-    if not sent or "connecting to" in text or "Timeout connecting" in text:
+    if "connecting to" in text or "Timeout connecting" in text:
         return "fail", text
     return "info", text
 
@@ -137,9 +138,10 @@ class Workload:
     def _conn(self, cache, node):
         c = cache.get(node)
         if c is None:
+            # a pool (connecting lazily, on the first command, inside its
+            # try) used by one thread: one connection
             c = redis.Redis(host=node[0], port=node[1], socket_timeout=self.timeout,
-                            socket_connect_timeout=self.timeout / 2, single_connection_client=True,
-                            decode_responses=True)
+                            socket_connect_timeout=self.timeout / 2, decode_responses=True)
             cache[node] = c
         return c
 
@@ -165,9 +167,10 @@ class Workload:
             found = {}
             for r in ranges:
                 lo, hi, primary = int(r[0]), int(r[1]), r[2]
+                ip = primary[0].decode() if isinstance(primary[0], bytes) else primary[0]
                 for s in self.shard_slots:
                     if lo <= s <= hi:
-                        found[s] = (primary[0], int(primary[1]))
+                        found[s] = (ip, int(primary[1]))
             if shard is None or self.shard_slots[shard] in found:
                 return found.get(self.shard_slots[shard]) if shard is not None else found
         return None
@@ -194,16 +197,14 @@ class Workload:
             else:
                 op = Op("incr", shard, self.counter_key(shard), None, time.monotonic(), node)
                 args = ("INCR", op.key)
-            c = self._conn(cache, node)
-            sent = c.connection is not None and c.connection._sock is not None
             try:
-                r = c.execute_command(*args)
+                r = self._conn(cache, node).execute_command(*args)
                 op.complete = time.monotonic()
                 op.outcome = "ok"
                 op.result = int(r) if op.kind == "incr" else r
             except Exception as e:
                 op.complete = time.monotonic()
-                op.outcome, op.error = classify_error(e, sent)
+                op.outcome, op.error = classify_error(e)
                 if isinstance(e, redis.ResponseError):
                     text = str(e)
                     if text.startswith("MOVED ") or text.startswith("ASK "):

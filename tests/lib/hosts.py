@@ -179,7 +179,13 @@ class Hosts:
         os.kill(pid, signal.SIGSTOP)
 
     def cont(self, pid):
-        os.kill(pid, signal.SIGCONT)
+        """SIGCONT; False when PID is gone (a supervisor may have replaced a
+        stopped instance meanwhile)."""
+        try:
+            os.kill(pid, signal.SIGCONT)
+            return True
+        except ProcessLookupError:
+            return False
 
     # ---- network faults ------------------------------------------------------
     def partition(self, i):

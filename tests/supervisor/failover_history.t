@@ -187,7 +187,7 @@ def wait_all_writable(wl, cache, timeout):
     return False
 
 
-def apply_replica_ack(cache):
+def apply_replica_ack(config_cache):
     """replica-ack 1 on every node that answers (when the cluster file cannot
     say it): a restarted instance gets it again after the cycle."""
     for node in NODES.values():
@@ -236,10 +236,10 @@ try:
 
     wl = history.Workload(list(NODES.values()), SHARD_SLOTS, enter=hosts.enter_client, seed=seed)
     with hosts.client():
-        cache = {}
+        cache, info_cache, config_cache = {}, {}, {}   # connections of the main thread
         up = wait_all_writable(wl, cache, 40 * W)
         if not ack_in_file:
-            apply_replica_ack(cache)
+            apply_replica_ack(config_cache)
         ok(up, "three supervisors: every shard has a primary acknowledging writes")
         if not up:
             raise SystemExit
@@ -265,7 +265,7 @@ try:
                 recovered_all = False
                 diag("cycle %d: shard %d has no primary" % (n, shard))
                 break
-            info = node_info(cache, prim) or {}
+            info = node_info(info_cache, prim) or {}
             pid = info.get("process_id")
             host = HOST_OF[prim]
             note = "%s shard %d primary %s:%d (h%d, pid %s)" % (kind, shard, prim[0], prim[1], host, pid)
@@ -303,7 +303,7 @@ try:
             back = wait_all_writable(wl, cache, 30 * W) and hosts.wait_etcd_healthy([1, 2, 3], timeout=15 * W)
             wl.end_fault()
             if not ack_in_file:
-                apply_replica_ack(cache)
+                apply_replica_ack(config_cache)
             zaris.note("cycle %d: %s -> %s" % (n + 1, note, "recovered" if back else "NOT recovered"))
             ran += 1
             if not back:
