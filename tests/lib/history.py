@@ -48,6 +48,7 @@ Results are grouped by fault kind (ops by invoke time into the window of the
 fault cycle they fall in; "none" before the first fault).
 """
 
+import os
 import random
 import threading
 import time
@@ -115,7 +116,13 @@ def classify_error(e):
 
 
 class Workload:
+    runs = 0
+
     def __init__(self, nodes, shard_slots, enter=None, timeout=1.0, pause=0.002, seed=None):
+        Workload.runs += 1
+        # keys of this run only: a second workload on the same cluster starts
+        # with fresh keys and counters
+        self.run = "r%d.%d" % (os.getpid(), Workload.runs)
         self.nodes = [tuple(n) for n in nodes]
         self.shard_slots = list(shard_slots)
         self.tags = [tag_for_slot(s) for s in self.shard_slots]
@@ -132,7 +139,7 @@ class Workload:
         self.slot_map = {}    # slot -> node (primary by CLUSTER SLOTS)
 
     def counter_key(self, shard):
-        return "{%s}:ctr" % self.tags[shard]
+        return "{%s}:%s:ctr" % (self.tags[shard], self.run)
 
     # ---- connections ---------------------------------------------------
     def _conn(self, cache, node):
@@ -191,7 +198,7 @@ class Workload:
                     continue
             seq += 1
             if seq % 2:
-                op = Op("set", shard, "{%s}:k%d" % (tag, seq), "w%d:%d" % (shard, seq),
+                op = Op("set", shard, "{%s}:%s:k%d" % (tag, self.run, seq), "w%d:%d" % (shard, seq),
                         time.monotonic(), node)
                 args = ("SET", op.key, op.value)
             else:

@@ -278,8 +278,9 @@ try:
                             if p is not None and HOST_OF[p] == host}
                 wl.mark_fault(kind, affected)
                 hosts.kill_host(host)
+                until = time.monotonic() + 15 * W   # one bound for all its shards
                 for s, p in affected.items():
-                    wait_moved(wl, cache, s, p, 15 * W)
+                    wait_moved(wl, cache, s, p, max(0.0, until - time.monotonic()))
                 hosts.start_etcd(host)
                 sups[host] = start_supervisor(host)
             elif kind == "partition":

@@ -13,8 +13,12 @@
     one shard held at overlapping sampled times are each detected;
   * the workload for a few seconds against three zarisd primaries in the
     hosts (cluster mode, topology pushed by the test over each host's
-    loopback), no faults: acknowledged writes, 0 lost, 0 duplicated, 0
-    split-brain INCRs, 0 overlaps, one sampled primary per shard.
+    loopback, no persistence), no faults: acknowledged writes, 0 lost, 0
+    duplicated, 0 split-brain INCRs, 0 overlaps, one sampled primary per
+    shard; a primary SIGSTOPped for 1.5 s: indeterminate ops, writes again
+    after SIGCONT, 0 lost; a primary killed and replaced by an empty one:
+    the checker reports that shard's acknowledged writes lost and its
+    counter's repeated INCR results (split brain), no other shard's.
 
 Skips when not root or `ip netns` fails; etcd parts skip without etcd."""
 import os
@@ -178,56 +182,66 @@ def checker_part():
     ok(t["overlaps"] == 0, "checker: a lapsed primary, or a primary of another shard, is no overlap")
 
 
-def cluster_part():
-    if not os.access(ZARISD, os.X_OK):
-        for _ in range(3):
-            skip("zarisd is not built")
-        return
-    port = 7000
-    ranges = ["0-5460", "5461-10922", "10923-16383"]
-    ids = {i: "%040x" % (0xabc000 + i) for i in (1, 2, 3)}
-    procs = {}
-    for i in (1, 2, 3):
-        d = os.path.join(hosts.dir, "z%d" % i)
-        os.makedirs(d)
-        log = open(os.path.join(hosts.dir, "z%d.log" % i), "w")
-        procs[i] = hosts.run(i, [ZARISD, "--port", str(port), "--bind", "127.0.0.1 %s" % hosts.addr(i),
-                                 "--protected-mode", "no", "--dir", d, "--threads", "1",
-                                 "--cluster-enabled", "yes"], stdout=log, stderr=subprocess.STDOUT)
-    nodes_doc = "".join("node %s p%d %s %d primary %s\n" % (ids[i], i, hosts.addr(i), port, ranges[i - 1])
-                        for i in (1, 2, 3))
-    pushed = 0
-    for i in (1, 2, 3):
-        # over host i's loopback (SETTOPOLOGY is local only); redis-py
-        # connects lazily, so everything runs inside the block
-        with inside(hosts.names[i]):
-            c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2, socket_connect_timeout=1)
+PORT = 7000
+RANGES = ["0-5460", "5461-10922", "10923-16383"]
+IDS = {i: "%040x" % (0xabc000 + i) for i in (1, 2, 3)}
+
+
+def start_zarisd(i, gen):
+    d = os.path.join(hosts.dir, "z%d.%d" % (i, gen))
+    os.makedirs(d)
+    log = open(d + ".log", "w")
+    return hosts.run(i, [ZARISD, "--port", str(PORT), "--bind", "127.0.0.1 %s" % hosts.addr(i),
+                         "--protected-mode", "no", "--dir", d, "--threads", "1", "--appendonly", "no",
+                         "--save", "", "--cluster-enabled", "yes"], stdout=log, stderr=subprocess.STDOUT)
+
+
+def push(i):
+    """The topology to host i's zarisd over its loopback (SETTOPOLOGY is
+    local only); redis-py connects lazily, so all of it runs inside."""
+    doc = "epoch 1\ncluster selftest\nmyself %s\n" % IDS[i] + "".join(
+        "node %s p%d %s %d primary %s\n" % (IDS[j], j, hosts.addr(j), PORT, RANGES[j - 1]) for j in (1, 2, 3))
+    with inside(hosts.names[i]):
+        c = redis.Redis(host="127.0.0.1", port=PORT, socket_timeout=2, socket_connect_timeout=1)
+        try:
             for _ in range(100):
                 try:
                     c.ping()
                     break
                 except redis.ConnectionError:
                     time.sleep(0.05)
-            try:
-                r = c.execute_command("CLUSTER", "SETTOPOLOGY",
-                                      "epoch 1\ncluster selftest\nmyself %s\n" % ids[i] + nodes_doc)
-                pushed += r in (b"OK", True)
-            except redis.RedisError as e:
-                diag("push to h%d: %s" % (i, e))
+            return c.execute_command("CLUSTER", "SETTOPOLOGY", doc) in (b"OK", True)
+        except redis.RedisError as e:
+            diag("push to h%d: %s" % (i, e))
+            return False
+        finally:
             c.close()
-    ok(pushed == 3, "three zarisd primaries in three hosts took the topology")
-    nodes = [(hosts.addr(i), port) for i in (1, 2, 3)]
+
+
+def report(res):
+    for line in history.summary_table(res):
+        diag(line)
+
+
+def cluster_part():
+    if not os.access(ZARISD, os.X_OK):
+        for _ in range(5):
+            skip("zarisd is not built")
+        return
+    procs = {i: start_zarisd(i, 1) for i in (1, 2, 3)}
+    ok(all(push(i) for i in (1, 2, 3)), "three zarisd primaries in three hosts took the topology")
+    nodes = [(hosts.addr(i), PORT) for i in (1, 2, 3)]
+    shard_of = {n: k for k, n in enumerate(nodes)}
     wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client)
     wl.start()
     time.sleep(3)
     stopped = wl.stop()
     with hosts.client():
         final = history.read_back(wl)
-    res = check(wl, final, {n: k for k, n in enumerate(nodes)})
+    res = check(wl, final, shard_of)
     t = totals(res)
     acked = res.kinds["none"]["acked"]
-    for line in history.summary_table(res):
-        diag(line)
+    report(res)
     if not ok(stopped and acked > 300 and t == {"lost": 0, "duplicated": 0, "split_brain": 0, "overlaps": 0},
               "3 s of workload without faults: %d acknowledged, 0 lost, 0 duplicated, 0 split brain, 0 overlaps"
               % acked):
@@ -241,6 +255,56 @@ def cluster_part():
         roles.setdefault(s.node, set()).add(s.role)
     ok(all(roles.get(n) == {"master"} for n in nodes), "the sampler saw each node as master: %s"
        % sorted((n[0], sorted(map(str, r))) for n, r in roles.items()))
+
+    # SIGSTOP of h2's zarisd for 1.5 s: its shard's writes time out (info),
+    # nothing acknowledged is lost
+    wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client, timeout=0.5)
+    wl.start()
+    time.sleep(1)
+    wl.mark_fault("sigstop", {1: nodes[1]})
+    hosts.stop(procs[2].pid)
+    time.sleep(1.5)
+    hosts.cont(procs[2].pid)
+    wl.end_fault()
+    time.sleep(1)
+    wl.stop()
+    with hosts.client():
+        final = history.read_back(wl)
+    res = check(wl, final, shard_of)
+    t = totals(res)
+    report(res)
+    infos = sum(1 for o in wl.ops if o.shard == 1 and o.outcome == "info")
+    after = sum(1 for o in wl.ops if o.shard == 1 and o.outcome == "ok" and o.invoke > wl.faults[0][2])
+    for kk in res.kinds.values():
+        for e in kk["duplicated"][:5] + kk["lost"][:5]:
+            diag(e)
+    ok(t == {"lost": 0, "duplicated": 0, "split_brain": 0, "overlaps": 0} and infos >= 1 and after > 0,
+       "SIGSTOP 1.5 s of a primary: %d indeterminate ops, %d acknowledged after SIGCONT, 0 lost" % (infos, after))
+
+    # kill -9 of h2's zarisd (no persistence) and a fresh one in its place:
+    # its shard's acknowledged writes are gone and its counter starts over
+    # -- a real loss the checker must report
+    wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client, timeout=0.5)
+    wl.start()
+    time.sleep(1)
+    wl.mark_fault("restart-empty", {1: nodes[1]})
+    hosts.kill_host(2)
+    start_zarisd(2, 2)
+    pushed = push(2)
+    wl.end_fault()
+    time.sleep(1)
+    wl.stop()
+    with hosts.client():
+        final = history.read_back(wl)
+    res = check(wl, final, shard_of)
+    report(res)
+    k = res.kinds["restart-empty"]
+    none = res.kinds["none"]
+    gone = [o for o in wl.ops if o.kind == "set" and o.outcome == "ok" and final.get(o.key) != o.value]
+    lost_shards = set(o.shard for o in gone)
+    ok(pushed and len(none["lost"]) > 0 and lost_shards == {1} and len(k["split_brain"]) > 0,
+       "a primary restarted empty: the checker reports %d lost writes (shard %s only) and %d split-brain INCRs"
+       % (len(none["lost"]) + len(k["lost"]), sorted(lost_shards), len(k["split_brain"])))
 
 
 try:
