@@ -22,8 +22,8 @@ What it owns:
     process in the namespaces and every tracked pid, delete the namespaces
     and the data dirs under /dev/shm.
 
-Needs root; Hosts() raises HostsUnavailable when `ip netns add` fails, and
-skip_unless_available() turns that into a TAP skip of the whole test.
+Needs root; Hosts() raises HostsUnavailable when not root or `ip netns`
+fails, which a test turns into a TAP skip of the whole file (1..0 # SKIP).
 """
 
 import atexit
@@ -157,6 +157,7 @@ class Hosts:
         r = _ip("netns", "pids", self.names[i], check=False)
         pids = set(int(x) for x in r.stdout.split() if x.strip().isdigit())
         pids.update(p.pid for p in self.procs[i] if p.poll() is None)
+        pids.discard(os.getpid())   # a thread of ours may be in there (setns)
         return sorted(pids)
 
     def kill_host(self, i):
