@@ -74,8 +74,10 @@ static int parse_etcd(struct zconf *conf, const config_setting_t *s, struct zcon
 	const char *v;
 
 	if (s->type != CONFIG_TYPE_STRING)
-		return want(conf, s, "etcd",
-			    "\"run\" or a string of comma-separated client URLs (\"http://10.0.0.1:2379,...\")", err);
+		return want(
+			conf, s, "etcd",
+			"\"run\" or a string of comma-separated client URLs (\"http://10.0.0.1:2379,...\")",
+			err);
 	v = config_setting_get_string(s);
 	free(conf->coord.endpoints);
 	conf->coord.endpoints = NULL;
@@ -115,7 +117,8 @@ static int parse_duration(struct zconf *conf, const config_setting_t *s, int min
 				  name, config_setting_get_string(s));
 	if (v < min || v > max)
 		return zconf_fail(err, conf->path, line_of(s),
-				  "coordination: '%s' must be between %d and %d ms, not %lld", name, min, max, v);
+				  "coordination: '%s' must be between %d and %d ms, not %lld", name, min, max,
+				  v);
 	*out = (int)v;
 	return 0;
 }
@@ -163,7 +166,8 @@ static int parse_machine(struct zconf *conf, struct zconf_machine *m, const conf
 	m->etcd_peer_port = ZCONF_ETCD_PEER_PORT;
 	if (g->type != CONFIG_TYPE_GROUP)
 		return zconf_fail(err, conf->path, m->line,
-				  "coordination: machines: entry %u must be a group { name = ...; }", idx + 1);
+				  "coordination: machines: entry %u must be a group { name = ...; }",
+				  idx + 1);
 	if (nm && nm->type == CONFIG_TYPE_STRING)
 		snprintf(label, sizeof(label), "machine '%.64s'", config_setting_get_string(nm));
 	else
@@ -176,8 +180,8 @@ static int parse_machine(struct zconf *conf, struct zconf_machine *m, const conf
 			char **dst = name[0] == 'n' ? &m->name : &m->address;
 
 			if (s->type != CONFIG_TYPE_STRING)
-				return zconf_fail(err, conf->path, line_of(s), "%s: '%s' must be a string", label,
-						  name);
+				return zconf_fail(err, conf->path, line_of(s), "%s: '%s' must be a string",
+						  label, name);
 			free(*dst);
 			*dst = zconf_strdup(config_setting_get_string(s));
 		} else if (strcmp(name, "etcd-client-port") == 0) {
@@ -185,24 +189,28 @@ static int parse_machine(struct zconf *conf, struct zconf_machine *m, const conf
 		} else if (strcmp(name, "etcd-peer-port") == 0) {
 			rc = parse_port(conf, s, label, &m->etcd_peer_port, err);
 		} else {
-			rc = zconf_fail(err, conf->path, line_of(s),
-					"%s: unknown key '%s' (a machine has name, address, etcd-client-port, "
-					"etcd-peer-port)",
-					label, name);
+			rc = zconf_fail(
+				err, conf->path, line_of(s),
+				"%s: unknown key '%s' (a machine has name, address, etcd-client-port, "
+				"etcd-peer-port)",
+				label, name);
 		}
 	}
 	if (rc < 0)
 		return rc;
 	if (!m->name)
-		return zconf_fail(err, conf->path, m->line, "coordination: machine %u has no 'name'", idx + 1);
+		return zconf_fail(err, conf->path, m->line, "coordination: machine %u has no 'name'",
+				  idx + 1);
 	if (!zconf_valid_name(m->name))
 		return zconf_fail(err, conf->path, m->line,
-				  "machine name \"%s\" must be 1-64 letters, digits, '-', '_' or '.'", m->name);
+				  "machine name \"%s\" must be 1-64 letters, digits, '-', '_' or '.'",
+				  m->name);
 	if (!m->address)
 		return zconf_fail(err, conf->path, m->line, "machine '%s' has no 'address'", m->name);
 	if (!zconf_is_ip(m->address))
 		return zconf_fail(err, conf->path, m->line,
-				  "machine '%s': address \"%s\" is not a numeric IP address", m->name, m->address);
+				  "machine '%s': address \"%s\" is not a numeric IP address", m->name,
+				  m->address);
 	return 0;
 }
 
@@ -217,8 +225,8 @@ static int parse_machines(struct zconf *conf, const config_setting_t *s, struct 
 	if (!c->machines)
 		abort();
 	for (size_t i = 0; i < c->n_machines; i++) {
-		int rc = parse_machine(conf, &c->machines[i], config_setting_get_elem(s, (unsigned)i), (unsigned)i,
-				       err);
+		int rc = parse_machine(conf, &c->machines[i], config_setting_get_elem(s, (unsigned)i),
+				       (unsigned)i, err);
 
 		if (rc < 0)
 			return rc;
@@ -228,8 +236,8 @@ static int parse_machines(struct zconf *conf, const config_setting_t *s, struct 
 
 		if (m->etcd_client_port == m->etcd_peer_port)
 			return zconf_fail(err, conf->path, m->line,
-					  "machine '%s': etcd-client-port and etcd-peer-port are both %d", m->name,
-					  m->etcd_client_port);
+					  "machine '%s': etcd-client-port and etcd-peer-port are both %d",
+					  m->name, m->etcd_client_port);
 		for (size_t j = 0; j < i; j++) {
 			const struct zconf_machine *o = &c->machines[j];
 			int mine[2] = { m->etcd_client_port, m->etcd_peer_port };
@@ -237,16 +245,18 @@ static int parse_machines(struct zconf *conf, const config_setting_t *s, struct 
 
 			if (strcmp(m->name, o->name) == 0)
 				return zconf_fail(err, conf->path, m->line,
-						  "duplicate machine name '%s' (first at line %d)", m->name, o->line);
+						  "duplicate machine name '%s' (first at line %d)", m->name,
+						  o->line);
 			if (strcmp(m->address, o->address) != 0)
 				continue;
 			for (int a = 0; a < 2; a++)
 				for (int b = 0; b < 2; b++)
 					if (mine[a] == theirs[b])
-						return zconf_fail(err, conf->path, m->line,
-								  "machine '%s': duplicate etcd port: %s:%d is "
-								  "already machine '%s''s (line %d)",
-								  m->name, m->address, mine[a], o->name, o->line);
+						return zconf_fail(
+							err, conf->path, m->line,
+							"machine '%s': duplicate etcd port: %s:%d is "
+							"already machine '%s''s (line %d)",
+							m->name, m->address, mine[a], o->name, o->line);
 		}
 	}
 	return 0;
@@ -271,10 +281,11 @@ int zconf_parse_coord(struct zconf *conf, const config_setting_t *g, struct zcon
 		if (strcmp(name, "etcd") == 0)
 			rc = parse_etcd(conf, s, err), etcd = s;
 		else if (strcmp(name, "lease-ttl") == 0)
-			rc = parse_duration(conf, s, LEASE_TTL_MIN_MS, LEASE_TTL_MAX_MS, &c->lease_ttl_ms, err);
-		else if (strcmp(name, "replica-validity") == 0)
-			rc = parse_duration(conf, s, VALIDITY_MIN_MS, VALIDITY_MAX_MS, &c->replica_validity_ms,
+			rc = parse_duration(conf, s, LEASE_TTL_MIN_MS, LEASE_TTL_MAX_MS, &c->lease_ttl_ms,
 					    err);
+		else if (strcmp(name, "replica-validity") == 0)
+			rc = parse_duration(conf, s, VALIDITY_MIN_MS, VALIDITY_MAX_MS,
+					    &c->replica_validity_ms, err);
 		else if (strcmp(name, "prefix") == 0)
 			rc = parse_prefix(conf, s, err);
 		else if (strcmp(name, "etcd-dir") == 0) {
@@ -286,7 +297,8 @@ int zconf_parse_coord(struct zconf *conf, const config_setting_t *g, struct zcon
 			rc = parse_machines(conf, s, err);
 		else
 			rc = zconf_fail(err, conf->path, line_of(s),
-					"unknown key '%s' in coordination (see zaris.conf for the keys)", name);
+					"unknown key '%s' in coordination (see zaris.conf for the keys)",
+					name);
 	}
 	if (rc < 0)
 		return rc;
@@ -343,7 +355,8 @@ int zconf_check_coord(struct zconf *conf, struct zconf_error *err)
 		return 0;
 	}
 	if (!conf->cluster_enabled)
-		return zconf_fail(err, conf->path, c->line, "coordination needs cluster mode (cluster.enabled = true)");
+		return zconf_fail(err, conf->path, c->line,
+				  "coordination needs cluster mode (cluster.enabled = true)");
 	for (size_t i = 0; i < conf->n_nodes; i++) {
 		struct zconf_node *n = &conf->nodes[i];
 		int found = -1;
@@ -353,17 +366,19 @@ int zconf_check_coord(struct zconf *conf, struct zconf_error *err)
 
 			if ((m->etcd_client_port == n->port || m->etcd_peer_port == n->port) &&
 			    strcmp(m->address, n->address) == 0 && c->run_etcd)
-				return zconf_fail(err, conf->path, n->line,
-						  "node '%s': port %d on %s is machine '%s''s etcd port (line %d)",
-						  n->name, n->port, n->address, m->name, m->line);
+				return zconf_fail(
+					err, conf->path, n->line,
+					"node '%s': port %d on %s is machine '%s''s etcd port (line %d)",
+					n->name, n->port, n->address, m->name, m->line);
 		}
 		if (n->machine_name) {
 			const struct zconf_machine *m = zconf_find_machine(conf, n->machine_name);
 
 			if (!m)
-				return zconf_fail(err, conf->path, n->machine_line,
-						  "node '%s': machine '%s' is not declared in coordination.machines",
-						  n->name, n->machine_name);
+				return zconf_fail(
+					err, conf->path, n->machine_line,
+					"node '%s': machine '%s' is not declared in coordination.machines",
+					n->name, n->machine_name);
 			n->machine = (int)(m - c->machines);
 			continue;
 		}
@@ -373,10 +388,11 @@ int zconf_check_coord(struct zconf *conf, struct zconf_error *err)
 			if (strcmp(c->machines[k].address, n->address) != 0)
 				continue;
 			if (found >= 0)
-				return zconf_fail(err, conf->path, n->line,
-						  "node '%s': machines '%s' and '%s' both have address %s: say "
-						  "which with machine = \"...\"",
-						  n->name, c->machines[found].name, c->machines[k].name, n->address);
+				return zconf_fail(
+					err, conf->path, n->line,
+					"node '%s': machines '%s' and '%s' both have address %s: say "
+					"which with machine = \"...\"",
+					n->name, c->machines[found].name, c->machines[k].name, n->address);
 			found = (int)k;
 		}
 		if (found < 0)
@@ -395,10 +411,11 @@ int zconf_select_machine(struct zconf *conf, const char *name, struct zconf_erro
 	const struct zconf_machine *m = zconf_find_machine(conf, name);
 
 	if (!m)
-		return zconf_fail(err, conf->path, 0,
-				  c->n_machines ? "--machine %s: no machine of that name in the file"
-						: "--machine %s: the file declares no machines (coordination.machines)",
-				  name);
+		return zconf_fail(
+			err, conf->path, 0,
+			c->n_machines ? "--machine %s: no machine of that name in the file"
+				      : "--machine %s: the file declares no machines (coordination.machines)",
+			name);
 	c->local_machine = (int)(m - c->machines);
 	c->machines[c->local_machine].is_local = true;
 	conf->n_local = 0;
@@ -429,11 +446,11 @@ int zconf_local_machine(struct zconf *conf, bool explicit_nodes, struct zconf_er
 			continue;
 		if (!explicit_nodes)
 			return 0; /* several machines' addresses are here: unknown */
-		return zconf_fail(err, conf->path, 0,
-				  "--node: node '%s' is on machine '%s' but node '%s' on machine '%s': the local "
-				  "nodes must share one machine (or use --machine)",
-				  n->name, c->machines[n->machine].name, first->name,
-				  c->machines[first->machine].name);
+		return zconf_fail(
+			err, conf->path, 0,
+			"--node: node '%s' is on machine '%s' but node '%s' on machine '%s': the local "
+			"nodes must share one machine (or use --machine)",
+			n->name, c->machines[n->machine].name, first->name, c->machines[first->machine].name);
 	}
 	if (first) {
 		c->local_machine = first->machine;
