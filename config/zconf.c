@@ -461,7 +461,7 @@ static int parse_supervisor(struct zconf *conf, const config_setting_t *g, struc
 	return 0;
 }
 
-static bool valid_name(const char *s)
+bool zconf_valid_name(const char *s)
 {
 	if (!*s || strlen(s) > 64)
 		return false;
@@ -508,7 +508,7 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 
 		if (strcmp(name, "name") == 0 || strcmp(name, "address") == 0 || strcmp(name, "host") == 0 ||
 		    strcmp(name, "replica-of") == 0 || strcmp(name, "role") == 0 ||
-		    strcmp(name, "slots") == 0) {
+		    strcmp(name, "slots") == 0 || strcmp(name, "machine") == 0) {
 			char **dst = &role;
 
 			if (strcmp(name, "name") == 0)
@@ -521,6 +521,8 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 				dst = &n->replica_of, n->replica_of_line = zconf_setting_line(s);
 			else if (strcmp(name, "slots") == 0)
 				dst = &n->slots, n->slots_line = zconf_setting_line(s);
+			else if (strcmp(name, "machine") == 0)
+				dst = &n->machine_name, n->machine_line = zconf_setting_line(s);
 
 			rc = node_string(conf, s, dst, err);
 		} else if (strcmp(name, "port") == 0) {
@@ -543,7 +545,7 @@ static int parse_node(struct zconf *conf, struct zconf_node *n, const config_set
 	}
 	if (rc == 0 && !n->name)
 		rc = zconf_fail(err, file, n->line, "node %u has no 'name'", idx + 1);
-	if (rc == 0 && !valid_name(n->name))
+	if (rc == 0 && !zconf_valid_name(n->name))
 		rc = zconf_fail(err, file, n->line,
 				"node name \"%s\" must be 1-64 letters, digits, '-', '_' or '.'", n->name);
 	if (rc == 0 && !n->address)
@@ -696,12 +698,14 @@ static int parse_root(struct zconf *conf, const config_setting_t *root, struct z
 			rc = parse_cluster(conf, s, err);
 		else if (strcmp(name, "supervisor") == 0)
 			rc = parse_supervisor(conf, s, err);
+		else if (strcmp(name, "coordination") == 0)
+			rc = zconf_parse_coord(conf, s, err);
 		else if (strcmp(name, "nodes") == 0)
 			rc = 0, nodes = s;
 		else
 			rc = zconf_fail(err, zconf_setting_file(s, conf->path), zconf_setting_line(s),
 					"unknown key '%s' at top level (expected cluster, supervisor, "
-					"nodes)",
+					"coordination, nodes)",
 					name);
 		if (rc < 0)
 			return rc;
@@ -724,7 +728,9 @@ static int parse_root(struct zconf *conf, const config_setting_t *root, struct z
 			return rc;
 	}
 	rc = check_cluster(conf, err);
-	return rc < 0 ? rc : zconf_check_slots(conf, err);
+	if (rc == 0)
+		rc = zconf_check_slots(conf, err);
+	return rc < 0 ? rc : zconf_check_coord(conf, err);
 }
 
 int zconf_load_local(const char *path, const char *local_nodes, struct zconf **out, struct zconf_error *err)
@@ -741,6 +747,7 @@ int zconf_load_local(const char *path, const char *local_nodes, struct zconf **o
 	conf->path = zconf_strdup(path);
 	conf->mem_total = zconf_mem_total();
 	sv_defaults(&conf->sv);
+	conf->coord.local_machine = -1;
 
 	config_init(&cfg);
 	if (!config_read_file(&cfg, path)) {
@@ -790,6 +797,7 @@ void zconf_free(struct zconf *conf)
 		free(n->host);
 		free(n->replica_of);
 		free(n->slots);
+		free(n->machine_name);
 		for (int k = 0; k < ZCONF_K__COUNT; k++)
 			free(n->set[k]);
 	}
@@ -797,6 +805,7 @@ void zconf_free(struct zconf *conf)
 		free(conf->defaults[k]);
 	free(conf->nodes);
 	free(conf->slot_owner);
+	zconf_coord_free(&conf->coord);
 	free(conf->cluster_name);
 	free(conf->path);
 	free(conf);

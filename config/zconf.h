@@ -1,10 +1,11 @@
 /* zconf — the one schema and loader of the Zaris cluster file
  * (/etc/zaris.conf), shared by zaris-supervisor, zarisctl and zarisd.
  *
- * The file is libconfig syntax with three top-level settings:
+ * The file is libconfig syntax with these top-level settings:
  *
- *   cluster    = { name = "..."; <zarisd defaults> };
- *   supervisor = { health-interval = "1s"; ... };       (timings, optional)
+ *   cluster      = { name = "..."; <zarisd defaults> };
+ *   supervisor   = { health-interval = "1s"; ... };     (timings, optional)
+ *   coordination = { etcd = "run"; machines = (...); }; (failover, optional)
  *   nodes      = ( { name = "a"; address = "127.0.0.1"; port = 6379;
  *                    <zarisd settings overriding the cluster's> }, ... );
  *
@@ -106,10 +107,43 @@ struct zconf_node {
 	int slots_line; /* line of its own `slots`, 0 when it has none */
 	int line;	/* line of the node's group in the file */
 	bool is_local;	/* runs on this machine */
+	int machine;	    /* index in coord.machines, -1 when no machines are declared */
+	char *machine_name; /* its own `machine`, NULL = the machine with its address */
+	int machine_line;   /* line of `machine`, 0 when absent */
 	/* effective values derived at load (cluster defaults overridden by the node) */
 	unsigned long long maxmemory; /* bytes, 0 = no limit */
 	cpu_set_t cores;	      /* empty = not pinned */
 };
+
+/* A machine of the coordination section: one supervisor, and with
+ * etcd = "run" one etcd member (client and peer ports on ADDRESS). */
+struct zconf_machine {
+	char *name;
+	char *address; /* numeric IP */
+	int etcd_client_port, etcd_peer_port;
+	int line;
+	bool is_local; /* the machine this process runs for (coord.local_machine) */
+};
+
+/* Group `coordination`: failover through etcd. ENABLED is false when the
+ * section is absent (then everything else is zero / NULL, local_machine
+ * -1). */
+struct zconf_coord {
+	bool enabled;
+	int line; /* line of the group */
+	bool run_etcd; /* etcd = "run": the supervisors run one member per machine */
+	char *endpoints; /* client URLs, comma-separated: as given, or built from the machines when run */
+	int lease_ttl_ms, replica_validity_ms;
+	char *prefix;	/* etcd key prefix ("/zaris") */
+	char *etcd_dir; /* NULL = default (zconf_etcd_member_dir) */
+	struct zconf_machine *machines;
+	size_t n_machines;
+	int local_machine; /* index of this machine, -1 when none or unknown */
+};
+
+#define ZCONF_COORD_DEFAULT_PREFIX "/zaris"
+#define ZCONF_ETCD_CLIENT_PORT 2379
+#define ZCONF_ETCD_PEER_PORT 2380
 
 /* A loaded cluster file. Invariant: names and address:port pairs are unique,
  * every replica_of names another node and following replica_of from any node
@@ -131,6 +165,7 @@ struct zconf {
 	int slots_line;	   /* line of the cluster's `slots`, 0 when absent */
 	short *slot_owner; /* cluster mode: ZCONF_SLOTS entries, the index in nodes of each slot's
 			    * primary (every slot has one once loaded); NULL when off */
+	struct zconf_coord coord;
 };
 
 /* Redis Cluster's hash slots. */
@@ -138,11 +173,18 @@ struct zconf {
 
 /* Loads and validates PATH. LOCAL_NODES is NULL to find this machine's nodes
  * (a node whose `host` equals gethostname(), else one without `host` whose
- * address is bound here), or a comma-separated list of node names that are
- * local no matter what. Returns 0 and *OUT (caller frees with zconf_free),
+ * address is bound here), a comma-separated list of node names that are
+ * local no matter what, or "machine:NAME" (ZCONF_LOCAL_MACHINE, what
+ * zaris-supervisor --machine passes): exactly the nodes of coordination
+ * machine NAME, which becomes coord.local_machine. Without "machine:" and
+ * with machines declared, coord.local_machine is the machine of the local
+ * nodes: a --node list of nodes on different machines is an error; found by
+ * address (NULL) on a box where several machines' addresses are local (a
+ * loopback test cluster) it stays -1. Returns 0 and *OUT (caller frees with zconf_free),
  * or -EINVAL (invalid file), -ENOENT/-EACCES/-EIO (cannot read) with ERR
  * filled in; *OUT is then NULL. */
 int zconf_load_local(const char *path, const char *local_nodes, struct zconf **out, struct zconf_error *err);
+#define ZCONF_LOCAL_MACHINE "machine:"
 /* zconf_load_local(PATH, NULL, OUT, ERR). */
 int zconf_load(const char *path, struct zconf **out, struct zconf_error *err);
 /* Frees CONF and everything it owns; NULL is fine. */
@@ -160,6 +202,17 @@ const struct zconf_node *zconf_find_node(const struct zconf *conf, const char *n
  * -ENAMETOOLONG. */
 int zconf_node_dir(const struct zconf *conf, const struct zconf_node *node, char *buf, size_t size);
 
+/* Where machine M's etcd member keeps its data (etcd = "run"): the
+ * section's etcd-dir plus "/<machine name>", else the cluster's `dir`
+ * (default ".") plus "/etcd-<machine name>". Writes it into BUF; returns
+ * its length, or -ENAMETOOLONG. */
+int zconf_etcd_member_dir(const struct zconf *conf, const struct zconf_machine *m, char *buf, size_t size);
+/* etcd's --initial-cluster for the run members: "m1=http://A:PEER,m2=..."
+ * in file order, into BUF ("" without machines). */
+void zconf_etcd_initial_cluster(const struct zconf *conf, char *buf, size_t size);
+/* The machine called NAME, or NULL. Borrowed from CONF. */
+const struct zconf_machine *zconf_find_machine(const struct zconf *conf, const char *name);
+
 /* The effective value of KEY for NODE (the node's, else the cluster's), or
  * NULL when neither sets it. Borrowed from CONF. */
 const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key);
@@ -169,7 +222,8 @@ const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *
  * bind is set), then each key that the node or the cluster sets; a replica
  * ends with "replicaof" ("ADDR PORT" of its primary, zconf_replicaof) and,
  * when its primary requires a password, "masterauth"; in cluster mode
- * "cluster-enabled" "yes" comes last. Stops at and returns
+ * "cluster-enabled" "yes" comes next, and with coordination "write-lease"
+ * "yes" last (writes only under the supervisor's lease). Stops at and returns
  * FN's first non-zero result; 0 when all were visited. */
 typedef int (*zconf_setting_fn)(const char *key, const char *value, void *ctx);
 int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node *node, zconf_setting_fn fn,

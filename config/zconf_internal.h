@@ -18,6 +18,8 @@ char *zconf_strdup(const char *s);
  * the cluster file cannot set it. */
 int zconf_keydef_find(const char *name);
 bool zconf_is_ip(const char *s);
+/* 1-64 letters, digits, '-', '_' or '.' (node and machine names). */
+bool zconf_valid_name(const char *s);
 
 /* zconf_local.c: marks conf->nodes[i].is_local (LOCAL_NODES as in
  * zconf_load_local), computes each node's effective maxmemory and cores,
@@ -30,5 +32,17 @@ int zconf_check_local(struct zconf *conf, struct zconf_error *err);
  * once, slots only on primaries, replicas of primaries that own slots.
  * Outside cluster mode refuses any `slots`. */
 int zconf_check_slots(struct zconf *conf, struct zconf_error *err);
+
+/* zconf_coord.c: the `coordination` group G (keys, types, machines; sets
+ * coord.enabled), then after the nodes the cross checks (cluster mode, each
+ * node's machine). zconf_select_machine makes exactly machine NAME's nodes
+ * local (--machine); zconf_local_machine derives coord.local_machine from
+ * the local nodes otherwise (EXPLICIT_NODES: they came from --node, and
+ * must share one machine). */
+int zconf_parse_coord(struct zconf *conf, const config_setting_t *g, struct zconf_error *err);
+int zconf_check_coord(struct zconf *conf, struct zconf_error *err);
+int zconf_select_machine(struct zconf *conf, const char *name, struct zconf_error *err);
+int zconf_local_machine(struct zconf *conf, bool explicit_nodes, struct zconf_error *err);
+void zconf_coord_free(struct zconf_coord *c);
 
 #endif

@@ -68,6 +68,11 @@ static bool in_list(const char *list, const char *name)
 
 int zconf_select_local(struct zconf *conf, const char *local_nodes, struct zconf_error *err)
 {
+	const char *machine = NULL;
+	int rc;
+
+	if (local_nodes && strncmp(local_nodes, ZCONF_LOCAL_MACHINE, strlen(ZCONF_LOCAL_MACHINE)) == 0)
+		machine = local_nodes + strlen(ZCONF_LOCAL_MACHINE), local_nodes = NULL;
 	if (local_nodes) {
 		for (const char *p = local_nodes; *p;) {
 			size_t len = strcspn(p, ",");
@@ -86,7 +91,9 @@ int zconf_select_local(struct zconf *conf, const char *local_nodes, struct zconf
 	for (size_t i = 0; i < conf->n_nodes; i++) {
 		struct zconf_node *n = &conf->nodes[i];
 
-		if (local_nodes)
+		if (machine)
+			n->is_local = false; /* zconf_select_machine below */
+		else if (local_nodes)
 			n->is_local = in_list(local_nodes, n->name);
 		else if (n->host)
 			n->is_local = host_is_me(n->host);
@@ -103,7 +110,8 @@ int zconf_select_local(struct zconf *conf, const char *local_nodes, struct zconf
 		if (cores)
 			zconf_parse_cores(cores, &n->cores, norm, sizeof(norm));
 	}
-	return 0;
+	rc = machine ? zconf_select_machine(conf, machine, err) : zconf_local_machine(conf, local_nodes != NULL, err);
+	return rc;
 }
 
 /* Line where NODE's value for KEY comes from: its own setting, else the

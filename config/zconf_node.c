@@ -68,6 +68,8 @@ int zconf_node_foreach_setting(const struct zconf *conf, const struct zconf_node
 	}
 	if (rc == 0 && conf->cluster_enabled)
 		rc = fn("cluster-enabled", "yes", ctx);
+	if (rc == 0 && conf->coord.enabled)
+		rc = fn("write-lease", "yes", ctx);
 	return rc;
 }
 

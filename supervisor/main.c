@@ -2,7 +2,7 @@
  * file, runs the local zarisd instances and keeps them healthy; see
  * supervisor.h for the model and control.h for zarisctl's protocol.
  *
- *   zaris-supervisor [--config FILE] [--node NAME[,NAME...]]
+ *   zaris-supervisor [--config FILE] [--node NAME[,NAME...] | --machine NAME]
  *                    [--control-socket PATH] [--zarisd PATH]
  *
  * One thread, one poll loop: signals arrive through a signalfd (SIGCHLD,
@@ -43,10 +43,11 @@ static int64_t now_ms(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: zaris-supervisor [--config FILE] [--node NAME[,NAME...]]\n"
+		"usage: zaris-supervisor [--config FILE] [--node NAME[,NAME...] | --machine NAME]\n"
 		"                        [--control-socket PATH] [--zarisd PATH]\n"
 		"  --config FILE          cluster file (default %s)\n"
 		"  --node NAMES           run these nodes (default: the nodes of this machine)\n"
+		"  --machine NAME         be coordination machine NAME: run its nodes (and etcd member)\n"
 		"  --control-socket PATH  zarisctl socket (default %s)\n"
 		"  --zarisd PATH          zarisd binary (default $ZARISD, else %s)\n",
 		ZCONF_DEFAULT_PATH, SV_CONTROL_DEFAULT_PATH, SV_DEFAULT_ZARISD);
@@ -263,6 +264,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "node", required_argument, NULL, 'n' },
+		{ "machine", required_argument, NULL, 'm' },
 		{ "control-socket", required_argument, NULL, 's' },
 		{ "zarisd", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
@@ -271,18 +273,26 @@ int main(int argc, char **argv)
 	};
 	const char *config = ZCONF_DEFAULT_PATH, *node = NULL, *sock = SV_CONTROL_DEFAULT_PATH;
 	const char *zarisd = getenv("ZARISD") ? getenv("ZARISD") : SV_DEFAULT_ZARISD;
+	char machine[160];
 	struct zconf_error err;
 	struct sv s;
 	sigset_t mask;
 	int c, sfd, rc;
 
-	while ((c = getopt_long(argc, argv, "c:n:s:z:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:m:s:z:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'n':
-			node = optarg;
+		case 'm':
+			if (node) {
+				fprintf(stderr, "zaris-supervisor: give --node or --machine once\n");
+				return 2;
+			}
+			/* zconf takes a machine as the local list "machine:NAME" */
+			snprintf(machine, sizeof(machine), "%s%s", c == 'm' ? ZCONF_LOCAL_MACHINE : "", optarg);
+			node = c == 'm' ? machine : optarg;
 			break;
 		case 's':
 			sock = optarg;

@@ -311,6 +311,128 @@ static void test_cluster(void)
 	zconf_free(conf);
 }
 
+static const char coord_run[] =
+	"cluster = { name = \"c\"; enabled = true; slots = \"auto\"; dir = \"/var/lib/z\"; };\n"
+	"coordination = {\n"
+	"  etcd = \"run\";\n"
+	"  machines = (\n"
+	"    { name = \"m1\"; address = \"127.0.0.1\"; },\n"
+	"    { name = \"m2\"; address = \"127.0.0.2\"; },\n"
+	"    { name = \"m3\"; address = \"127.0.0.1\"; etcd-client-port = 3379; etcd-peer-port = 3380; }\n"
+	"  );\n"
+	"};\n"
+	"nodes = (\n"
+	"  { name = \"a\"; address = \"127.0.0.1\"; port = 7001; machine = \"m1\"; },\n"
+	"  { name = \"b\"; address = \"127.0.0.2\"; port = 7002; },\n"
+	"  { name = \"c\"; address = \"127.0.0.1\"; port = 7003; machine = \"m3\"; },\n"
+	"  { name = \"rb\"; address = \"127.0.0.1\"; port = 7004; replica-of = \"b\"; machine = \"m1\"; }\n"
+	");\n";
+
+static void test_coord(void)
+{
+	struct zconf *conf;
+	struct zconf_error err;
+	struct collect col = { .len = 0 };
+	char buf[512];
+	const char *path = write_file(
+		"co1.conf", "cluster = { name = \"c\"; enabled = true; };\n"
+			    "coordination = { etcd = \"http://10.0.0.1:2379,http://[::1]:2379\"; };\n"
+			    "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 7001; } );\n");
+
+	ok(zconf_load(path, &conf, &err) == 0, "endpoint list, no machines, loads (%s)", err.message);
+	if (!conf)
+		return;
+	ok(conf->coord.enabled && !conf->coord.run_etcd && conf->coord.line == 2, "coordination on, line 2");
+	is_str(conf->coord.endpoints, "http://10.0.0.1:2379,http://[::1]:2379", "endpoints as given");
+	is_int(conf->coord.lease_ttl_ms, 5000, "lease-ttl defaults to 5s");
+	is_int(conf->coord.replica_validity_ms, 10000, "replica-validity defaults to 10s");
+	is_str(conf->coord.prefix, "/zaris", "prefix defaults to /zaris");
+	ok(!conf->coord.etcd_dir && conf->coord.n_machines == 0, "no etcd-dir, no machines");
+	ok(conf->nodes[0].machine == -1 && conf->coord.local_machine == -1, "nodes have no machine (-1)");
+	zconf_node_foreach_setting(conf, &conf->nodes[0], collect_fn, &col);
+	ok(col.len > 36 && strcmp(col.buf + col.len - 36, "cluster-enabled=yes write-lease=yes ") == 0,
+	   "zarisd gets write-lease yes last: %s", col.buf);
+	zconf_free(conf);
+
+	path = write_file("co1.conf",
+			  "cluster = { name = \"c\"; enabled = true; };\n"
+			  "coordination = { etcd = \"http://127.0.0.1:2379\"; lease-ttl = \"2s\";\n"
+			  "  replica-validity = 1500; prefix = \"/z/prod\"; etcd-dir = \"/srv/etcd\"; };\n"
+			  "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; port = 7001; } );\n");
+	ok(zconf_load(path, &conf, &err) == 0, "every key set loads (%s)", err.message);
+	if (conf) {
+		ok(conf->coord.lease_ttl_ms == 2000 && conf->coord.replica_validity_ms == 1500,
+		   "lease-ttl 2s, replica-validity 1500 (a bare number is ms)");
+		ok(strcmp(conf->coord.prefix, "/z/prod") == 0 && strcmp(conf->coord.etcd_dir, "/srv/etcd") == 0,
+		   "prefix and etcd-dir");
+		zconf_free(conf);
+	}
+
+	path = write_file("co2.conf", coord_run);
+	ok(zconf_load_local(path, "machine:m1", &conf, &err) == 0, "etcd = run with 3 machines loads (%s)",
+	   err.message);
+	if (!conf)
+		return;
+	ok(conf->coord.run_etcd && conf->coord.n_machines == 3, "run, 3 machines");
+	is_str(conf->coord.endpoints, "http://127.0.0.1:2379,http://127.0.0.2:2379,http://127.0.0.1:3379",
+	       "endpoints built from the machines' client ports");
+	ok(conf->coord.machines[0].etcd_client_port == 2379 && conf->coord.machines[0].etcd_peer_port == 2380,
+	   "ports default to 2379/2380");
+	zconf_etcd_initial_cluster(conf, buf, sizeof(buf));
+	is_str(buf, "m1=http://127.0.0.1:2380,m2=http://127.0.0.2:2380,m3=http://127.0.0.1:3380",
+	       "initial cluster from the peer ports");
+	ok(zconf_etcd_member_dir(conf, &conf->coord.machines[1], buf, sizeof(buf)) > 0, "member dir");
+	is_str(buf, "/var/lib/z/etcd-m2", "default member dir: the cluster dir + /etcd-<machine>");
+	ok(zconf_etcd_member_dir(conf, &conf->coord.machines[1], buf, 8) == -ENAMETOOLONG, "too long refused");
+	ok(conf->nodes[0].machine == 0 && conf->nodes[1].machine == 1 && conf->nodes[2].machine == 2 &&
+		   conf->nodes[3].machine == 0,
+	   "machine by name, else by address (b on m2 by 127.0.0.2): %d %d %d %d", conf->nodes[0].machine,
+	   conf->nodes[1].machine, conf->nodes[2].machine, conf->nodes[3].machine);
+	ok(conf->coord.local_machine == 0 && conf->coord.machines[0].is_local &&
+		   !conf->coord.machines[1].is_local,
+	   "--machine m1 is the local machine");
+	ok(conf->n_local == 2 && conf->nodes[0].is_local && conf->nodes[3].is_local && !conf->nodes[1].is_local &&
+		   !conf->nodes[2].is_local,
+	   "--machine m1: exactly its nodes a and rb are local");
+	ok(zconf_find_machine(conf, "m3") == &conf->coord.machines[2] && !zconf_find_machine(conf, "m9"),
+	   "zconf_find_machine");
+	zconf_free(conf);
+
+	ok(zconf_load_local(path, "machine:m2", &conf, &err) == 0 && conf->n_local == 1 &&
+		   conf->nodes[1].is_local && conf->coord.local_machine == 1,
+	   "--machine m2: node b only");
+	zconf_free(conf);
+	ok(zconf_load_local(path, "machine:m9", &conf, &err) == -EINVAL && !conf && err.line == 0 &&
+		   strstr(err.message, "--machine m9: no machine of that name"),
+	   "--machine with an unknown name: %s", err.message);
+	ok(zconf_load_local(path, "a,rb", &conf, &err) == 0 && conf->coord.local_machine == 0,
+	   "--node a,rb: their machine m1 is local");
+	zconf_free(conf);
+	ok(zconf_load_local(path, "a,b", &conf, &err) == -EINVAL && !conf &&
+		   strstr(err.message, "must share one machine"),
+	   "--node a,b on two machines refused: %s", err.message);
+	/* All of 127.0.0.0/8 is local on Linux: every node is, on three machines. */
+	ok(zconf_load(path, &conf, &err) == 0 && conf->n_local == 4 && conf->coord.local_machine == -1,
+	   "found by address on several machines: local machine unknown (-1)");
+	zconf_free(conf);
+
+	ok(zconf_load_local(write_file("co3.conf", "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; "
+						   "port = 7001; } );\n"),
+			    NULL, &conf, &err) == 0 &&
+		   !conf->coord.enabled && conf->coord.local_machine == -1 && conf->nodes[0].machine == -1,
+	   "no coordination section: off, no machines");
+	col.len = 0;
+	col.buf[0] = '\0';
+	zconf_node_foreach_setting(conf, &conf->nodes[0], collect_fn, &col);
+	ok(!strstr(col.buf, "write-lease"), "and no write-lease: %s", col.buf);
+	zconf_free(conf);
+	ok(zconf_load_local(write_file("co3.conf", "nodes = ( { name = \"a\"; address = \"127.0.0.1\"; "
+						   "port = 7001; } );\n"),
+			    "machine:m1", &conf, &err) == -EINVAL &&
+		   strstr(err.message, "declares no machines"),
+	   "--machine on a file without machines: %s", err.message);
+}
+
 static void test_errors(void)
 {
 	struct zconf *conf;
@@ -345,6 +467,10 @@ int main(void)
 	test_replicas();
 	test_errors();
 	test_cluster();
+	test_coord();
+	unlink(write_file("co1.conf", ""));
+	unlink(write_file("co2.conf", ""));
+	unlink(write_file("co3.conf", ""));
 	unlink(write_file("c5.conf", ""));
 	unlink(write_file("c3.conf", ""));
 	unlink(write_file("cx.conf", ""));
