@@ -59,6 +59,9 @@ struct sv_instance *sv_instance_new(const char *name)
 	sv_health_init(&i->check);
 	sv_info_clear(&i->info);
 	i->topo.epoch = -1;
+	i->lease_until_ms = -1;
+	i->lease_sent_ms = -1;
+	i->lease_applied_ms = -1;
 	return i;
 }
 
@@ -264,6 +267,7 @@ static void a_spawn(struct sv_instance *i, const struct sv_params *p, int64_t no
 	if (!first)
 		i->restarts++;
 	i->started_ms = now;
+	i->lease_applied_ms = -1; /* a new process holds no lease */
 	i->state = SV_STARTING;
 	i->timer_ms = now + p->conf->sv.start_timeout_ms;
 	i->next_check_ms = now + SV_STARTING_CHECK_MS;
@@ -497,6 +501,15 @@ bool sv_instance_check_start(struct sv_instance *i, const struct sv_params *p, i
 		argv[1] = "TOPOLOGY";
 		sv_health_add_topology(&i->check, 1, 2, argv);
 	}
+	i->lease_sent_ms = i->lease_until_ms;
+	if (i->lease_until_ms >= 0) {
+		char until[32];
+		snprintf(until, sizeof(until), "%lld", (long long)i->lease_until_ms);
+		argv[0] = "CLUSTER";
+		argv[1] = "LEASE";
+		argv[2] = until;
+		sv_health_add(&i->check, 3, argv);
+	}
 	argv[0] = "PING";
 	sv_health_add(&i->check, 1, argv);
 	argv[0] = "INFO";
@@ -596,6 +609,10 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 		if (had_pending)
 			pending_applied(i);
 		i->info = h->info;
+		i->last_ok_ms = now;
+		i->lease_applied_ms = i->lease_sent_ms;
+		if (strcmp(i->info.master_link_status, "up") == 0)
+			i->link_up_ms = now;
 		if (i->loading)
 			sv_log(LOG_NOTICE, "%s: done loading", i->name);
 		i->loading = false;

@@ -96,6 +96,13 @@ struct sv_instance {
 	struct sv_health check;		  /* the exchange in flight */
 	struct sv_info info;		  /* from the last good INFO */
 	struct sv_topo_view topo;	  /* cluster mode */
+	/* coordination: the write lease its zarisd may hold until (monotonic
+	 * ms, sent with every check as CLUSTER LEASE; 0 fenced), -1 when off */
+	int64_t lease_until_ms;
+	int64_t lease_sent_ms;	  /* what the check in flight carries */
+	int64_t lease_applied_ms; /* what the last passed check carried (its INFO is after it), -1 none */
+	int64_t last_ok_ms; /* its last passed check, 0 never */
+	int64_t link_up_ms; /* last check whose INFO showed its master link up */
 };
 
 /* A new instance for node NAME, in SV_DOWN. Never NULL (aborts on OOM). */

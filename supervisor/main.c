@@ -13,6 +13,8 @@
  */
 #include "config/zconf.h"
 #include "supervisor/control.h"
+#include "supervisor/etcd.h"
+#include "supervisor/failover.h"
 #include "supervisor/log.h"
 #include "supervisor/supervisor.h"
 
@@ -31,6 +33,8 @@
 #define SV_DEFAULT_ZARISD "/usr/sbin/zarisd"
 /* Upper bound of one poll wait, so a missed deadline costs at most this. */
 #define SV_MAX_WAIT_MS 1000
+/* How often the loop looks at the coordinator's view when there is one. */
+#define SV_COORD_POLL_MS 50
 
 static int64_t now_ms(void)
 {
@@ -108,10 +112,17 @@ static void on_request(struct sv_conn *conn, const char *line, void *ctx_)
 			sv_job_step(s, ctx->now);
 	} else if (strcmp(verb, "restart") == 0 || strcmp(verb, "stop") == 0 || strcmp(verb, "start") == 0) {
 		cmd_instance(s, conn, verb, arg, ctx->now);
+	} else if (strcmp(verb, "failover") == 0) {
+		char shard[64] = "", target[64] = "", force[16] = "";
+		char why[300];
+		sscanf(line, "%*s %63s %63s %15s", shard, target, force);
+		if (sv_failover_request(s, shard, strcmp(target, "-") == 0 ? "" : target,
+					strcmp(force, "force") == 0, conn->id, ctx->now, why, sizeof(why)) < 0)
+			sv_control_end(conn, false, "%s", why);
 	} else {
 		sv_control_end(conn, false,
 			       "unknown command '%s' (status, reload, restart NAME, stop NAME, "
-			       "start NAME, rolling-restart)",
+			       "start NAME, rolling-restart, failover SHARD [NODE] [force])",
 			       verb);
 	}
 }
@@ -189,6 +200,9 @@ static int64_t next_deadline(const struct sv *s, int64_t now)
 		t = s->job.deadline_ms;
 	if (sv_notify_next(&s->notify) < t)
 		t = sv_notify_next(&s->notify);
+	/* the coordinator's view changes on its own thread: look often */
+	if (s->coord && now + SV_COORD_POLL_MS < t)
+		t = now + SV_COORD_POLL_MS;
 	return t;
 }
 
@@ -252,6 +266,7 @@ static int run(struct sv *s, int sfd)
 		}
 		struct dispatch_ctx ctx = { .s = s, .now = now };
 		sv_control_handle(&s->control, fds + 1, nctl, now, on_request, &ctx);
+		sv_failover_step(s, now);
 		run_due(s, now);
 		sv_job_step(s, now);
 		sv_housekeeping(s, now);
@@ -341,11 +356,36 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sv_notify_init(&s.notify, now_ms());
+	/* after the signal mask: the coordinator's thread inherits it */
+	if (s.conf->coord.enabled && etcd_global_init() < 0) {
+		sv_log(LOG_ERR, "libcurl cannot start");
+		return 1;
+	}
+	if (sv_failover_start(&s) < 0)
+		return 1;
+	if (s.coord) {
+		/* start in the roles etcd recorded when it answers soon */
+		struct sv_coord_view v = { 0 };
+		for (int tries = 0; tries < 30 && !v.etcd_ok; tries++) {
+			usleep(100 * 1000);
+			sv_coord_view(s.coord, &v);
+		}
+		if (v.etcd_ok) {
+			s.coord_view = v;
+			sv_failover_apply_conf(&s, s.conf);
+			sv_topology_adopt(&s.topo, s.conf, v.epoch);
+		} else {
+			sv_log(LOG_WARNING, "coordination: etcd not reachable at start (%s); instances start "
+					    "as the file says, fenced until a lease is confirmed",
+			       v.etcd_error[0] ? v.etcd_error : "no answer");
+		}
+	}
 	sv_log(LOG_NOTICE, "zaris-supervisor %s: %s, %zu local instance(s), zarisd %s, control %s",
 	       ZARIS_VERSION, config, s.n_inst, zarisd, sock);
 	for (size_t k = 0; k < s.n_inst; k++)
 		sv_event(&s, s.inst[k], SV_EV_START, now_ms());
 	rc = run(&s, sfd);
+	sv_failover_stop(&s, true);
 	sv_log(LOG_NOTICE, "all instances stopped; exiting");
 	sv_control_close(&s.control);
 	close(sfd);

@@ -237,6 +237,39 @@ static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, str
 	snprintf(r->cell[C_ERROR], sizeof(r->cell[0]), "%s", i->last_error[0] ? i->last_error : "-");
 }
 
+/* Coordination: etcd's state and, per shard, primary, leader and lease. */
+static void coord_text(struct sv *s, struct sv_conn *conn, int64_t now)
+{
+	const struct sv_coord_view *v = &s->coord_view;
+
+	sv_control_data(conn, "coordination: etcd %s%s%s, epoch %lld, session lease %s", v->etcd_ok ? "ok" : "unreachable",
+			v->etcd_ok ? "" : ": ", v->etcd_ok ? "" : v->etcd_error, v->epoch,
+			v->session ? "held" : "none");
+	for (size_t k = 0; k < v->n_shards; k++) {
+		const struct sv_coord_shard *sh = &v->shard[k];
+		char lag[400] = "";
+		size_t len = 0;
+		const char *members[SV_COORD_MAX_MEMBERS];
+		size_t m = sv_coord_members(s->coord, sh->name, members, SV_COORD_MAX_MEMBERS);
+		for (size_t j = 0; j < m; j++) {
+			const struct sv_instance *i = sv_find(s, members[j]);
+			if (!i || strcmp(members[j], sh->primary) == 0)
+				continue;
+			long long l = sv_replica_lag(s, i);
+			if (l >= 0)
+				len += (size_t)snprintf(lag + len, sizeof(lag) - len, " %s %lldB behind", i->name, l);
+			else
+				len += (size_t)snprintf(lag + len, sizeof(lag) - len, " %s lag -", i->name);
+		}
+		const struct sv_instance *pi = sv_find(s, sh->primary);
+		sv_control_data(conn, "  shard %s: primary %s, leader %s%s%s%s%s", sh->name,
+				sh->primary[0] ? sh->primary : "?", sh->leader[0] ? sh->leader : "none (election)",
+				sh->leader_here ? " (this machine)" : "",
+				pi ? (pi->lease_until_ms > now ? ", write lease held" : ", fenced") : "",
+				len ? ";" : "", lag);
+	}
+}
+
 static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 {
 	static const char *const head[C__N] = { "INSTANCE", "PID",	"ROLE",	  "LINK",      "OFFSET",
@@ -267,6 +300,8 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 				s->topo.epoch, synced, running, s->topo.error[0] ? "; state file: " : "",
 				s->topo.error);
 	}
+	if (s->coord)
+		coord_text(s, conn, now);
 	if (s->job.n)
 		sv_control_data(conn, "restart job: %zu/%zu done, %s %s", s->job.done, s->job.total,
 				s->job.step_started ? "restarting" : "next", s->job.names[0]);
@@ -313,6 +348,17 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			name, path, s->config_error[0] ? cerr : "null", (int)getpid(),
 			(long long)(now - s->started_ms), s->ready_sent ? "true" : "false", js, s->job.n,
 			s->topo.enabled ? s->topo.epoch : -1);
+	for (size_t k = 0; s->coord && k < s->coord_view.n_shards; k++) {
+		const struct sv_coord_shard *sh = &s->coord_view.shard[k];
+		const struct sv_instance *pi = sv_find(s, sh->primary);
+		sv_control_data(conn,
+				"{\"type\":\"shard\",\"shard\":\"%s\",\"primary\":\"%s\",\"leader\":%s%s%s,"
+				"\"leader_here\":%s,\"epoch\":%lld,\"etcd_ok\":%s,\"write_lease\":%s}",
+				sh->name, sh->primary, sh->leader[0] ? "\"" : "", sh->leader[0] ? sh->leader : "null",
+				sh->leader[0] ? "\"" : "", sh->leader_here ? "true" : "false", s->coord_view.epoch,
+				s->coord_view.etcd_ok ? "true" : "false",
+				pi ? (pi->lease_until_ms > now ? "true" : "false") : "null");
+	}
 	for (size_t k = 0; k < s->n_inst; k++) {
 		const struct sv_instance *i = s->inst[k];
 		const struct zconf_node *n = zconf_find_node(s->conf, i->name);

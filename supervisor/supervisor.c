@@ -2,6 +2,7 @@
  * difference, the serial restart job, readiness. */
 #include "supervisor/supervisor.h"
 
+#include "supervisor/failover.h"
 #include "supervisor/log.h"
 
 #include <errno.h>
@@ -285,6 +286,8 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 		sv_notify_ready(&s->notify);
 		return -EINVAL;
 	}
+	/* coordination: the file as etcd's failovers made it, like the conf in force */
+	sv_failover_apply_conf(s, nc);
 	char refused[300];
 	if (sv_topology_refuse(s->conf, nc, refused, sizeof(refused))) {
 		snprintf(s->config_error, sizeof(s->config_error), "%s: %s", s->config_path, refused);
@@ -325,7 +328,8 @@ int sv_reload(struct sv *s, int64_t now, uint64_t conn_id, bool json)
 	zconf_free(s->conf);
 	s->conf = nc;
 	s->loaded_ms = now;
-	if (sv_topology_update(&s->topo, s->conf))
+	if (s->coord ? sv_topology_adopt(&s->topo, s->conf, s->coord_view.epoch)
+		     : sv_topology_update(&s->topo, s->conf))
 		topo_unsync_all(s);
 	p = sv_params(s);
 	for (size_t k = 0; k < s->n_inst; k++)

@@ -18,6 +18,7 @@
 
 #include "config/zconf.h"
 #include "supervisor/control.h"
+#include "supervisor/coord.h"
 #include "supervisor/instance.h"
 #include "supervisor/notify.h"
 #include "supervisor/topology.h"
@@ -63,6 +64,15 @@ struct sv {
 	char config_error[700]; /* last failed reload, "" when none */
 	int64_t started_ms;
 	int64_t loaded_ms; /* when the configuration in force was loaded */
+	struct sv_coord *coord;	      /* coordination through etcd, NULL when off (failover.h) */
+	struct {		      /* a zarisctl failover waiting for its result */
+		bool active;
+		char shard[SV_COORD_NAME], target[SV_COORD_NAME], old[SV_COORD_NAME];
+		uint64_t conn_id;
+		int64_t start_ms, deadline_ms;
+	} sw;
+	struct sv_coord_view coord_view; /* its last view the loop applied */
+	unsigned long coord_gen;	     /* that view's generation */
 };
 
 /* Loads the configuration and prepares S (instances created, not started).

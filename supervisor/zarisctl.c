@@ -9,6 +9,11 @@
  *     rolling-restart        restart every instance, one at a time (replicas
  *                            first), each healthy (a replica: caught up with its
  *                            primary) before the next; a progress line per step
+ *     failover SHARD [TO NODE] [--force]
+ *                            coordination: planned switchover of SHARD (named
+ *                            by its declared primary) to NODE (default: another
+ *                            member); writes pause until NODE has every record
+ *                            (--force: at once, even from a replica behind)
  *
  * Exit status: 0 success, 1 the command failed (message on stderr), 2 usage,
  * 3 the supervisor cannot be reached.
@@ -40,7 +45,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: zarisctl [--control-socket PATH] [--json] COMMAND\n"
 		   "  status | check-config [FILE] | reload | restart NAME | stop NAME |\n"
-		   "  start NAME | rolling-restart\n");
+		   "  start NAME | rolling-restart | failover SHARD [TO NODE] [--force]\n");
 }
 
 static void json_escape(FILE *f, const char *s)
@@ -182,6 +187,19 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		snprintf(request, sizeof(request), "%s%s %s", json ? "json " : "", cmd, argv[optind + 1]);
+	} else if (strcmp(cmd, "failover") == 0) {
+		/* failover SHARD [TO NODE] [--force] */
+		int n = argc - optind - 1;
+		bool force = n >= 1 && strcmp(argv[argc - 1], "--force") == 0;
+		if (force)
+			n--;
+		if (!(n == 1 || (n == 3 && strcmp(argv[optind + 2], "TO") == 0) ||
+		      (n == 3 && strcmp(argv[optind + 2], "to") == 0))) {
+			fprintf(stderr, "zarisctl failover: SHARD [TO NODE] [--force]\n");
+			return 2;
+		}
+		snprintf(request, sizeof(request), "%sfailover %s %s%s", json ? "json " : "", argv[optind + 1],
+			 n == 3 ? argv[optind + 3] : "-", force ? " force" : "");
 	} else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
 		   strcmp(cmd, "rolling-restart") == 0) {
 		if (optind + 1 != argc) {

@@ -122,7 +122,7 @@ def cluster_file(with_replica_ack):
         if of:
             kv += ' replica-of = "%s";' % of
         nodes.append("  { %s }" % kv)
-    return ('cluster = { name = "fo"; threads = 1; enabled = true; slots = "auto"; write-lease = true; '
+    return ('cluster = { name = "fo"; threads = 1; enabled = true; slots = "auto"; '
             'protected-mode = false; appendonly = true; appendfsync = "always"; %s};\n'
             'coordination = { etcd = "%s"; lease-ttl = "3s"; machines = ( %s ); };\n'
             'supervisor = { health-interval = "100ms"; health-timeout = "1s"; health-failures = 3; '
