@@ -42,6 +42,7 @@ struct sv_coord {
 	char prefix[256]; /* "<prefix>/<cluster>/" */
 	char machine[SV_COORD_NAME];
 	int ttl_ms, validity_ms, handover_ms;
+	int window_ms; /* candidates stand this long before the best takes the lead */
 	long long boot_epoch;
 	size_t n_shards;
 	struct coord_shard_def def[SV_COORD_MAX_SHARDS];
@@ -388,7 +389,7 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 		if (etcd_put(c->etcd, k, v, c->session) != 0)
 			return;
 	}
-	if (now - st->absent_since_ms < c->ttl_ms / 3)
+	if (now - st->absent_since_ms < c->window_ms)
 		return;
 	char best[SV_COORD_NAME] = "";
 	long long best_off = -1;
@@ -590,6 +591,8 @@ struct sv_coord *sv_coord_start(const struct zconf *conf, long long epoch, char 
 		copy_name(c->machine, "this machine");
 	c->ttl_ms = cc->lease_ttl_ms;
 	c->validity_ms = cc->replica_validity_ms;
+	/* five ticks: every live supervisor has stood its members by then */
+	c->window_ms = c->ttl_ms / 3 < 5 * COORD_TICK_MS ? c->ttl_ms / 3 : 5 * COORD_TICK_MS;
 	c->handover_ms = conf->sv.catch_up_timeout_ms > 0 ? conf->sv.catch_up_timeout_ms : 60000;
 	c->boot_epoch = epoch;
 	for (size_t k = 0; k < conf->n_nodes && c->n_shards < SV_COORD_MAX_SHARDS; k++) {

@@ -25,7 +25,7 @@
  * Election, when a shard has no leader key: every supervisor publishes its
  * running members of the shard as candidates with their replication
  * offsets (a replica only if its link to the primary was up within
- * replica-validity + lease-ttl); after a window of a third of the TTL the
+ * replica-validity + lease-ttl); after a window of 500 ms the
  * best candidate (highest offset; the recorded primary, then the smaller
  * name on ties) is taken by its own supervisor in one transaction: leader
  * key absent and epoch unchanged -> leader, primary and epoch + 1. The

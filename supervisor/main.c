@@ -135,6 +135,8 @@ static void reap_children(struct sv *s, int64_t now)
 
 		if (pid <= 0)
 			return;
+		if (sv_etcd_run_exited(&s->etcd, pid, status, now))
+			continue;
 		for (size_t k = 0; k < s->n_inst; k++) {
 			struct sv_instance *i = s->inst[k];
 
@@ -203,6 +205,8 @@ static int64_t next_deadline(const struct sv *s, int64_t now)
 	/* the coordinator's view changes on its own thread: look often */
 	if (s->coord && now + SV_COORD_POLL_MS < t)
 		t = now + SV_COORD_POLL_MS;
+	if (sv_etcd_run_next(&s->etcd) < t)
+		t = sv_etcd_run_next(&s->etcd);
 	return t;
 }
 
@@ -266,6 +270,7 @@ static int run(struct sv *s, int sfd)
 		}
 		struct dispatch_ctx ctx = { .s = s, .now = now };
 		sv_control_handle(&s->control, fds + 1, nctl, now, on_request, &ctx);
+		sv_etcd_run_tick(&s->etcd, s->conf, now);
 		sv_failover_step(s, now);
 		run_due(s, now);
 		sv_job_step(s, now);
@@ -361,6 +366,8 @@ int main(int argc, char **argv)
 		sv_log(LOG_ERR, "libcurl cannot start");
 		return 1;
 	}
+	if (sv_etcd_run_start(&s.etcd, s.conf, now_ms()) < 0)
+		return 1;
 	if (sv_failover_start(&s) < 0)
 		return 1;
 	if (s.coord) {
@@ -386,6 +393,7 @@ int main(int argc, char **argv)
 		sv_event(&s, s.inst[k], SV_EV_START, now_ms());
 	rc = run(&s, sfd);
 	sv_failover_stop(&s, true);
+	sv_etcd_run_stop(&s.etcd, s.conf->sv.stop_timeout_ms > 5000 ? s.conf->sv.stop_timeout_ms : 5000);
 	sv_log(LOG_NOTICE, "all instances stopped; exiting");
 	sv_control_close(&s.control);
 	close(sfd);

@@ -19,6 +19,7 @@
 #include "config/zconf.h"
 #include "supervisor/control.h"
 #include "supervisor/coord.h"
+#include "supervisor/etcd_run.h"
 #include "supervisor/instance.h"
 #include "supervisor/notify.h"
 #include "supervisor/topology.h"
@@ -65,6 +66,7 @@ struct sv {
 	int64_t started_ms;
 	int64_t loaded_ms; /* when the configuration in force was loaded */
 	struct sv_coord *coord;	      /* coordination through etcd, NULL when off (failover.h) */
+	struct sv_etcd_run etcd;      /* the etcd member this supervisor runs (etcd = "run") */
 	struct {		      /* a zarisctl failover waiting for its result */
 		bool active;
 		char shard[SV_COORD_NAME], target[SV_COORD_NAME], old[SV_COORD_NAME];

@@ -209,6 +209,41 @@ try:
     ok(len(acked) == 1000 and not lost,
        "writes acknowledged again, every acknowledged key there (%d lost of %d; %d retried errors)" % (
            len(lost), len(acked), errs))
+
+    # planned switchover back to p2 under writes: no error but retried
+    # MOVED/CLUSTERDOWN, nothing lost, the pause reported
+    import threading
+    stop = threading.Event()
+    during = []
+
+    def writer():
+        c2 = cluster_client()
+        k = 0
+        while not stop.is_set() and k < 20000:
+            key = "{p2}sw:%d" % k
+            try:
+                c2.set(key, key)
+                during.append(key)
+                k += 1
+            except Exception:
+                time.sleep(0.05)
+        c2.close()
+    t = threading.Thread(target=writer)
+    t.start()
+    time.sleep(0.5)
+    rcode, out, err = sups[2].ctl("failover", "p2", "TO", "p2", timeout=90)
+    time.sleep(0.5)
+    stop.set()
+    t.join(60)
+    diag("zarisctl failover p2 TO p2: " + (out + err).strip())
+    ok(rcode == 0 and "writes paused at most" in out, "zarisctl failover p2 TO p2 succeeds and reports the pause")
+    ok(wait_for(lambda: role("p2")[0] == "master" and role("r2") == ("slave", addr_of["p2"][1]), 30, 0.2),
+       "p2 is the primary again, r2 its replica")
+    lost = missing(rc, during + acked)
+    ok(len(during) > 0 and not lost, "%d writes during the switchover, none of them or before lost (%d lost)" % (
+        len(during), len(lost)))
+    rcode, out, err = sups[0].ctl("failover", "nosuch")
+    ok(rcode == 1 and "no shard 'nosuch'" in err, "an unknown shard is refused: " + err.strip())
     rc.close()
 finally:
     for s in sups:
