@@ -139,6 +139,18 @@ int sv_failover_request(struct sv *s, const char *shard, const char *target, boo
 	return 0;
 }
 
+const char *sv_failover_led_shard(const struct sv *s, const char *name)
+{
+	if (!s->coord)
+		return NULL;
+	for (size_t k = 0; k < s->coord_view.n_shards; k++) {
+		const struct sv_coord_shard *sh = &s->coord_view.shard[k];
+		if (sh->leader_here && strcmp(sh->leader, name) == 0)
+			return sh->name;
+	}
+	return NULL;
+}
+
 /* The waiting zarisctl failover gets its answer when the view shows it. */
 static void switchover_result(struct sv *s, int64_t now)
 {

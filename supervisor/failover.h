@@ -24,6 +24,9 @@ void sv_failover_apply_conf(struct sv *s, struct zconf *conf);
  * (no coordination, unknown shard or target, one already running). */
 int sv_failover_request(struct sv *s, const char *shard, const char *target, bool force, uint64_t conn_id,
 			int64_t now, char *why, size_t whysize);
+/* The shard instance NAME leads from here (coordination), or NULL: a
+ * rolling restart hands that shard over first. */
+const char *sv_failover_led_shard(const struct sv *s, const char *name);
 /* Every loop iteration: observations to the coordinator, its view to the
  * instances. */
 void sv_failover_step(struct sv *s, int64_t now);

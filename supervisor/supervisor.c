@@ -609,6 +609,23 @@ void sv_job_step(struct sv *s, int64_t now)
 					   i->name);
 			return;
 		}
+		/* coordination: a primary that leads its shard hands it over
+		 * first (a planned switchover), so its restart costs one pause */
+		const char *led = sv_failover_led_shard(s, i->name);
+		if (led) {
+			if (!s->sw.active) {
+				char why[300];
+				if (sv_failover_request(s, led, "", false, 0, now, why, sizeof(why)) == 0)
+					job_report(s, i->name, "switchover",
+						   "%s leads shard %s: switching it over before the restart", i->name,
+						   led);
+				else if (now >= j->deadline_ms)
+					job_finish(s, false, "cannot switch shard %s over: %s", led, why);
+			}
+			if (now >= j->deadline_ms + s->conf->sv.catch_up_timeout_ms)
+				job_finish(s, false, "shard %s was not switched over from %s in time", led, i->name);
+			return;
+		}
 		j->old_pid = i->pid;
 		j->step_started = true;
 		j->deadline_ms = now + t->stop_timeout_ms + t->start_timeout_ms;
