@@ -112,10 +112,10 @@ SHARD_OF = {NODES[n]: s for n, s in SHARD_OF_NAME.items()}
 HOST_OF = {NODES[n]: h for n, (h, _, _) in LAYOUT.items()}
 
 
-def cluster_file(with_replica_ack):
+def cluster_file():
     ep = hosts.etcd_endpoints()
     machines = ", ".join('{ name = "h%d"; address = "%s"; }' % (i, hosts.addr(i)) for i in (1, 2, 3))
-    extra = "replica-ack = 1; " if with_replica_ack else ""
+    extra = "replica-ack = 1; "
     nodes = []
     for n, (h, port, of) in LAYOUT.items():
         kv = 'name = "%s"; address = "%s"; port = %d;' % (n, hosts.addr(h), port)
@@ -187,19 +187,6 @@ def wait_all_writable(wl, cache, timeout):
     return False
 
 
-def apply_replica_ack(config_cache):
-    """replica-ack 1 on every node that answers (when the cluster file cannot
-    say it): a restarted instance gets it again after the cycle."""
-    for node in NODES.values():
-        try:
-            c = cache.get(node) or redis.Redis(host=node[0], port=node[1], socket_timeout=1,
-                                               socket_connect_timeout=0.5)
-            cache[node] = c
-            c.config_set("replica-ack", 1)
-        except redis.RedisError:
-            cache.pop(node, None)
-
-
 def wait_moved(wl, cache, shard, old, timeout):
     """Until SHARD acknowledges a probe write on a node other than OLD."""
     end = time.monotonic() + timeout
@@ -216,14 +203,8 @@ try:
     for i in (1, 2, 3):
         hosts.start_etcd(i)
     ok(hosts.wait_etcd_healthy([1, 2, 3], timeout=30 * W), "an etcd member in each of three hosts, healthy")
-    conf_ack = cluster_file(True)
-    rc, out = check_config(conf_ack)
-    ack_in_file = rc == 0
-    text = conf_ack
-    if not ack_in_file:
-        text = cluster_file(False)
-        rc, out = check_config(text)
-        diag("replica-ack is not a cluster-file key: set with CONFIG SET after every cycle")
+    text = cluster_file()
+    rc, out = check_config(text)
     if not ok(rc == 0, "zarisctl check-config takes the cluster file"):
         diag(out)
         diag(text)
@@ -236,10 +217,8 @@ try:
 
     wl = history.Workload(list(NODES.values()), SHARD_SLOTS, enter=hosts.enter_client, seed=seed)
     with hosts.client():
-        cache, info_cache, config_cache = {}, {}, {}   # connections of the main thread
+        cache, info_cache = {}, {}   # connections of the main thread
         up = wait_all_writable(wl, cache, 40 * W)
-        if not ack_in_file:
-            apply_replica_ack(config_cache)
         ok(up, "three supervisors: every shard has a primary acknowledging writes")
         if not up:
             raise SystemExit
@@ -303,8 +282,6 @@ try:
             hosts.heal_all()
             back = wait_all_writable(wl, cache, 30 * W) and hosts.wait_etcd_healthy([1, 2, 3], timeout=15 * W)
             wl.end_fault()
-            if not ack_in_file:
-                apply_replica_ack(config_cache)
             zaris.note("cycle %d: %s -> %s" % (n + 1, note, "recovered" if back else "NOT recovered"))
             ran += 1
             if not back:
