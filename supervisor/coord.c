@@ -21,6 +21,7 @@ struct coord_shard_def {
 	char name[SV_COORD_NAME];
 	size_t n;
 	char member[SV_COORD_MAX_MEMBERS][SV_COORD_NAME];
+	bool persistent[SV_COORD_MAX_MEMBERS]; /* appendonly with appendfsync always: a restart keeps every acknowledged write */
 	char *member_ptr[SV_COORD_MAX_MEMBERS];
 };
 
@@ -29,6 +30,8 @@ struct coord_shard_state {
 	int64_t absent_since_ms; /* leader key first seen absent, 0 while present */
 	char led[SV_COORD_NAME]; /* the local node we made leader, "" none */
 	pid_t led_pid;		 /* its pid then: a restarted process is not the leader */
+	char last_led[SV_COORD_NAME]; /* the local node that led last, kept over a lost session */
+	pid_t last_led_pid;
 	char reason[400];	 /* why the last leader went away */
 	/* a switchover this supervisor carries out as the leader */
 	bool handing;
@@ -240,6 +243,9 @@ static bool take_lead(struct sv_coord *c, size_t s, const char *leader, const st
 	}
 	if (extra_delete)
 		etcd_txn_delete(t, true, extra_delete);
+	char led[512];
+	key(c, led, sizeof(led), "shard/%s/led", d->name);
+	etcd_txn_put(t, true, led, "1", 0); /* the shard has had a leader: an empty restart is no candidate */
 	bool ok = false;
 	int rc = etcd_txn_commit(c->etcd, t, &ok, NULL);
 	etcd_txn_free(t);
@@ -265,6 +271,8 @@ static void take_handover(struct sv_coord *c, size_t s, const struct etcd_kv *hk
 		if (take_lead(c, s, target, epoch_kv, epoch, primary, hk->key)) {
 			copy_name(st->led, target);
 			st->led_pid = o->pid;
+			copy_name(st->last_led, target);
+			st->last_led_pid = o->pid;
 			sv_log(LOG_WARNING,
 			       "coordination: shard %s: switchover: %s takes the lead at offset %lld%s, epoch %lld -> "
 			       "%lld, %" PRId64 " ms after the old primary stopped writing",
@@ -373,6 +381,28 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 		take_handover(c, s, hk, epoch, epoch_kv, primary, obs, n_obs, now);
 		return;
 	}
+	/* zarisctl failover --force with no leader to hand over: the named
+	 * member's supervisor takes the lead as it is */
+	key(c, k, sizeof(k), "shard/%s/switchover", d->name);
+	const struct etcd_kv *swk = kv_find(kvs, k);
+	char ft[SV_COORD_NAME];
+	int force = 0;
+	if (swk && sscanf(swk->value, "%63s %d", ft, &force) == 2 && force) {
+		const struct sv_coord_obs *fo = obs_of(obs, n_obs, ft);
+		if (fo && fo->pid && fo->up && take_lead(c, s, ft, epoch_kv, epoch, primary, swk->key)) {
+			copy_name(st->led, ft);
+			st->led_pid = fo->pid;
+			copy_name(st->last_led, ft);
+			st->last_led_pid = fo->pid;
+			sv_log(LOG_WARNING, "coordination: shard %s: %s takes the lead by zarisctl failover --force "
+					    "(offset %lld), epoch %lld -> %lld",
+			       d->name, ft, fo->offset, epoch, strcmp(ft, primary) ? epoch + 1 : epoch);
+			st->absent_since_ms = 0;
+		}
+		return;
+	}
+	key(c, k, sizeof(k), "shard/%s/led", d->name);
+	bool ever_led = kv_find(kvs, k) != NULL;
 	for (size_t m = 0; m < d->n; m++) {
 		const struct sv_coord_obs *o = obs_of(obs, n_obs, d->member[m]);
 		if (!o || !o->pid || !o->up || now - o->last_ok_ms > c->ttl_ms / 2)
@@ -381,6 +411,14 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 		if (!is_rec && (o->is_primary || o->syncing || !o->link_up_ms ||
 				now - o->link_up_ms > c->validity_ms + c->ttl_ms))
 			continue; /* not caught up enough: --force only */
+		/* a recorded primary whose process is not the one that led (it
+		 * restarted) comes back with less than it acknowledged unless its
+		 * log is fsynced per write: once the shard has had a leader it is
+		 * no candidate then (--force only); the same process, its session
+		 * lost in an etcd outage, is */
+		if (is_rec && ever_led && !d->persistent[m] &&
+		    !(strcmp(st->last_led, d->member[m]) == 0 && st->last_led_pid == o->pid))
+			continue;
 		key(c, k, sizeof(k), "shard/%s/cand/%s", d->name, d->member[m]);
 		snprintf(v, sizeof(v), "%lld %lld", epoch, o->offset);
 		const struct etcd_kv *have = kv_find(kvs, k);
@@ -414,6 +452,8 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 		return;
 	copy_name(st->led, best);
 	st->led_pid = o->pid;
+	copy_name(st->last_led, best);
+	st->last_led_pid = o->pid;
 	sv_log(LOG_WARNING,
 	       "coordination: shard %s: %s elected (offset %lld; %s), epoch %lld -> %lld, election took %" PRId64
 	       " ms",
@@ -578,6 +618,16 @@ static void *coord_main(void *arg)
 	return NULL;
 }
 
+/* Whether NODE keeps every write it acknowledged across a restart of its
+ * process: only the log fsynced before each reply does (a snapshot or an
+ * everysec log comes back older than what it acknowledged). */
+static bool keeps_data(const struct zconf *conf, const struct zconf_node *node)
+{
+	const char *aof = zconf_node_value(conf, node, ZCONF_K_APPENDONLY);
+	const char *fsync = zconf_node_value(conf, node, ZCONF_K_APPENDFSYNC);
+	return aof && strcmp(aof, "yes") == 0 && fsync && strcmp(fsync, "always") == 0;
+}
+
 struct sv_coord *sv_coord_start(const struct zconf *conf, long long epoch, char *err, size_t errlen)
 {
 	struct sv_coord *c = calloc(1, sizeof(*c));
@@ -601,10 +651,13 @@ struct sv_coord *sv_coord_start(const struct zconf *conf, long long epoch, char 
 			continue;
 		struct coord_shard_def *d = &c->def[c->n_shards++];
 		copy_name(d->name, n->name);
+		d->persistent[d->n] = keeps_data(conf, n);
 		copy_name(d->member[d->n++], n->name);
 		for (size_t j = 0; j < conf->n_nodes && d->n < SV_COORD_MAX_MEMBERS; j++)
-			if (conf->nodes[j].replica_of && strcmp(conf->nodes[j].replica_of, n->name) == 0)
+			if (conf->nodes[j].replica_of && strcmp(conf->nodes[j].replica_of, n->name) == 0) {
+				d->persistent[d->n] = keeps_data(conf, &conf->nodes[j]);
 				copy_name(d->member[d->n++], conf->nodes[j].name);
+			}
 	}
 	/* a call must end well inside a keepalive period */
 	int timeout = c->ttl_ms / 6 < 1000 ? c->ttl_ms / 6 : 1000;

@@ -10,7 +10,11 @@
  *                             attached to that supervisor's session lease
  *   shard/<s>/cand/<node>     "<epoch> <offset>": a candidate in an
  *                             election, attached to its supervisor's lease
- *   machine/<m>               "<pid>": this machine's supervisor is alive
+ *   shard/<s>/led             "1" once the shard has had a leader: from then
+ *                             on a recorded primary restarted empty (no
+ *                             persistence, offset 0) is no candidate
+ *   shard/<s>/switchover      "<target|-> <force>": zarisctl failover
+ *   shard/<s>/handover        "<target> <offset> <force>": see below
  *
  * One session lease per supervisor (lease-ttl), kept alive every third of
  * its TTL. A leader's instance may acknowledge writes until the send time
@@ -40,7 +44,9 @@
  * Only the target stands then: its supervisor takes the lead once the
  * target has applied O (every record; --force: at once), epoch + 1. A
  * handover nobody takes within catch-up-timeout is dropped by the old
- * leader's supervisor and an ordinary election follows.
+ * leader's supervisor and an ordinary election follows. A forced
+ * switchover of a shard without a leader (no candidate was eligible) is
+ * taken by the target's supervisor as it stands.
  *
  * Threads: the etcd calls block (bounded by short timeouts), so they run on
  * the coordinator's own thread. The poll loop exchanges state with it only

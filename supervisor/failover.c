@@ -122,7 +122,7 @@ int sv_failover_request(struct sv *s, const char *shard, const char *target, boo
 	for (size_t k = 0; k < s->coord_view.n_shards; k++)
 		if (strcmp(s->coord_view.shard[k].name, shard) == 0)
 			old = s->coord_view.shard[k].primary;
-	if (target[0] && strcmp(old, target) == 0) {
+	if (target[0] && strcmp(old, target) == 0 && !force) {
 		snprintf(why, whysize, "%s is already the primary of shard %s", target, shard);
 		return -1;
 	}
@@ -160,8 +160,8 @@ static void switchover_result(struct sv *s, int64_t now)
 	for (size_t k = 0; k < s->coord_view.n_shards; k++)
 		if (strcmp(s->coord_view.shard[k].name, s->sw.shard) == 0)
 			sh = &s->coord_view.shard[k];
-	bool done = sh && strcmp(sh->primary, s->sw.old) != 0 && strcmp(sh->leader, sh->primary) == 0 &&
-		    (!s->sw.target[0] || strcmp(sh->primary, s->sw.target) == 0);
+	bool done = sh && strcmp(sh->leader, sh->primary) == 0 &&
+		    (s->sw.target[0] ? strcmp(sh->primary, s->sw.target) == 0 : strcmp(sh->primary, s->sw.old) != 0);
 	if (!done && now < s->sw.deadline_ms)
 		return;
 	struct sv_conn *conn = sv_control_find(&s->control, s->sw.conn_id);

@@ -73,7 +73,7 @@ def conf_text():
         if n.startswith("r"):
             d["replica-of"] = '"p%s"' % n[1]
         nodes.append(d)
-    coord = ('coordination = { etcd = "%s"; lease-ttl = "3s"; machines = ( %s ); };\n' % (
+    coord = ('coordination = { etcd = "%s"; lease-ttl = "3s"; replica-validity = "1s"; machines = ( %s ); };\n' % (
         ",".join("http://127.0.0.1:%d" % p for p in etcd_ports[:3]),
         ", ".join('{ name = "m%d"; address = "%s"; }' % (k + 1, a) for k, a in enumerate(ADDR))))
     return node_conf(nodes, cluster="enabled = true; replica-ack = 1; replica-ack-timeout = 2000;") + coord
@@ -275,6 +275,32 @@ try:
     lost = missing(rc, during)
     ok(len(during) > 0 and not lost, "%d writes during the rolling restarts, %d lost; %d client errors retried (%s)" % (
         len(during), len(lost), len(errors), "; ".join(sorted(set(e.split(" ")[0] for e in errors)))))
+
+    # a replica too far behind is not promoted, nor a primary restarted
+    # empty; zarisctl failover --force promotes the replica as it is
+    p3keys = [k for k in acked if rc.keyslot(k) >= 10923]
+    P = shards(0)["p3"]["primary"]
+    R = "r3" if P == "p3" else "p3"
+    dead = free_ports(1)[0]
+    a, p = addr_of[R]
+    redis.Redis(host=a, port=p).execute_command("REPLICAOF", "127.0.0.1", str(dead))
+    time.sleep(5)   # replica-validity 1s + lease-ttl 3s: R's link is stale
+    os.kill(pid_of(machine_of[P], P), signal.SIGKILL)
+    gone = wait_for(lambda: not shards(0).get("p3", {}).get("leader"), 15, 0.1)
+    nobody = bool(gone)
+    for _ in range(60):   # 6 s: more than the lease, the window and a restart
+        if shards(0).get("p3", {}).get("leader"):
+            nobody = False
+            break
+        time.sleep(0.1)
+    ok(nobody, "%s killed while %s is stale: nobody is elected (%s restarts empty, %s is too far behind)" % (
+        P, R, P, R))
+    rcode, out, err = sups[0].ctl("failover", "p3", "TO", R, "--force", timeout=60)
+    diag("zarisctl failover p3 TO %s --force: %s" % (R, (out + err).strip()))
+    ok(rcode == 0, "zarisctl failover p3 TO %s --force promotes it" % R)
+    lost = missing(rc, p3keys)
+    ok(p3keys and not lost, "%s has the %d acknowledged keys of p3's slots (%d lost)" % (R, len(p3keys), len(lost)))
+    ok(wait_for(lambda: role(P) == ("slave", addr_of[R][1]), 30, 0.2), "the restarted %s becomes %s's replica" % (P, R))
     rcode, out, err = sups[0].ctl("failover", "nosuch")
     ok(rcode == 1 and "no shard 'nosuch'" in err, "an unknown shard is refused: " + err.strip())
     rc.close()
