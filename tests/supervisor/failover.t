@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -138,6 +139,24 @@ def write_keys(rc, prefix, n, acked):
     return errs
 
 
+def writer(prefix, stop, during, errors):
+    """Writes PREFIX:0, PREFIX:1 ... through its own RedisCluster until STOP,
+    the acknowledged keys into DURING, the errors its retries met into
+    ERRORS."""
+    c2 = cluster_client()
+    k = 0
+    while not stop.is_set() and k < 50000:
+        key = "%s:%d" % (prefix, k)
+        try:
+            c2.set(key, key)
+            during.append(key)
+            k += 1
+        except Exception as e:
+            errors.append(str(e)[:80])
+            time.sleep(0.05)
+    c2.close()
+
+
 def missing(rc, acked):
     lost = []
     for key in acked:
@@ -212,23 +231,9 @@ try:
 
     # planned switchover back to p2 under writes: no error but retried
     # MOVED/CLUSTERDOWN, nothing lost, the pause reported
-    import threading
     stop = threading.Event()
-    during = []
-
-    def writer():
-        c2 = cluster_client()
-        k = 0
-        while not stop.is_set() and k < 20000:
-            key = "{p2}sw:%d" % k
-            try:
-                c2.set(key, key)
-                during.append(key)
-                k += 1
-            except Exception:
-                time.sleep(0.05)
-        c2.close()
-    t = threading.Thread(target=writer)
+    during, errors = [], []
+    t = threading.Thread(target=writer, args=("{p2}sw", stop, during, errors))
     t.start()
     time.sleep(0.5)
     rcode, out, err = sups[2].ctl("failover", "p2", "TO", "p2", timeout=90)
@@ -246,23 +251,8 @@ try:
     # rolling restart of every machine under writes to every shard: each
     # leading primary is switched over first; nothing acknowledged is lost
     stop.clear()
-    during = []
-    errors = []
-
-    def writer_all():
-        c2 = cluster_client()
-        k = 0
-        while not stop.is_set() and k < 50000:
-            key = "rr:%d" % k
-            try:
-                c2.set(key, key)
-                during.append(key)
-                k += 1
-            except Exception as e:
-                errors.append(str(e)[:80])
-                time.sleep(0.05)
-        c2.close()
-    t = threading.Thread(target=writer_all)
+    during, errors = [], []
+    t = threading.Thread(target=writer, args=("rr", stop, during, errors))
     t.start()
     results = []
     for m in range(3):
