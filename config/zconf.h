@@ -102,11 +102,11 @@ struct zconf_node {
 	int replica_of_line;	   /* line of `replica-of` (or of the group) */
 	char *set[ZCONF_K__COUNT]; /* this node's own values, NULL = inherit */
 	int set_line[ZCONF_K__COUNT];
-	char *slots;	/* cluster mode: the slots it serves, normalised ("0-5460,6000"); "" for a
+	char *slots;	    /* cluster mode: the slots it serves, normalised ("0-5460,6000"); "" for a
 			* primary without slots and for a replica; NULL when cluster mode is off */
-	int slots_line; /* line of its own `slots`, 0 when it has none */
-	int line;	/* line of the node's group in the file */
-	bool is_local;	/* runs on this machine */
+	int slots_line;	    /* line of its own `slots`, 0 when it has none */
+	int line;	    /* line of the node's group in the file */
+	bool is_local;	    /* runs on this machine */
 	int machine;	    /* index in coord.machines, -1 when no machines are declared */
 	char *machine_name; /* its own `machine`, NULL = the machine with its address */
 	int machine_line;   /* line of `machine`, 0 when absent */
@@ -130,8 +130,8 @@ struct zconf_machine {
  * -1). */
 struct zconf_coord {
 	bool enabled;
-	int line; /* line of the group */
-	bool run_etcd; /* etcd = "run": the supervisors run one member per machine */
+	int line;	 /* line of the group */
+	bool run_etcd;	 /* etcd = "run": the supervisors run one member per machine */
 	char *endpoints; /* client URLs, comma-separated: as given, or built from the machines when run */
 	int lease_ttl_ms, replica_validity_ms;
 	char *prefix;	/* etcd key prefix ("/zaris") */

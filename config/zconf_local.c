@@ -110,7 +110,8 @@ int zconf_select_local(struct zconf *conf, const char *local_nodes, struct zconf
 		if (cores)
 			zconf_parse_cores(cores, &n->cores, norm, sizeof(norm));
 	}
-	rc = machine ? zconf_select_machine(conf, machine, err) : zconf_local_machine(conf, local_nodes != NULL, err);
+	rc = machine ? zconf_select_machine(conf, machine, err)
+		     : zconf_local_machine(conf, local_nodes != NULL, err);
 	return rc;
 }
 

@@ -21,18 +21,19 @@ struct coord_shard_def {
 	char name[SV_COORD_NAME];
 	size_t n;
 	char member[SV_COORD_MAX_MEMBERS][SV_COORD_NAME];
-	bool persistent[SV_COORD_MAX_MEMBERS]; /* appendonly with appendfsync always: a restart keeps every acknowledged write */
+	bool persistent
+		[SV_COORD_MAX_MEMBERS]; /* appendonly with appendfsync always: a restart keeps every acknowledged write */
 	char *member_ptr[SV_COORD_MAX_MEMBERS];
 };
 
 /* Per shard, what only the thread keeps. */
 struct coord_shard_state {
-	int64_t absent_since_ms; /* leader key first seen absent, 0 while present */
-	char led[SV_COORD_NAME]; /* the local node we made leader, "" none */
-	pid_t led_pid;		 /* its pid then: a restarted process is not the leader */
+	int64_t absent_since_ms;      /* leader key first seen absent, 0 while present */
+	char led[SV_COORD_NAME];      /* the local node we made leader, "" none */
+	pid_t led_pid;		      /* its pid then: a restarted process is not the leader */
 	char last_led[SV_COORD_NAME]; /* the local node that led last, kept over a lost session */
 	pid_t last_led_pid;
-	char reason[400];	 /* why the last leader went away */
+	char reason[400]; /* why the last leader went away */
 	/* a switchover this supervisor carries out as the leader */
 	bool handing;
 	char hand_target[SV_COORD_NAME];
@@ -149,7 +150,8 @@ static void session_step(struct sv_coord *c, int64_t now)
 		if (rc == 0) {
 			c->session = id;
 			c->ka_sent_ms = sent;
-			sv_log(LOG_INFO, "coordination: session lease %" PRId64 " granted (TTL %d s)", id, ttl);
+			sv_log(LOG_INFO, "coordination: session lease %" PRId64 " granted (TTL %d s)", id,
+			       ttl);
 		}
 	} else {
 		int ttl = 0;
@@ -157,8 +159,9 @@ static void session_step(struct sv_coord *c, int64_t now)
 		if (rc == 0)
 			c->ka_sent_ms = sent;
 		else if (rc == -ENOENT) {
-			sv_log(LOG_WARNING, "coordination: session lease %" PRId64
-					    " expired (etcd was out of reach for longer than its TTL); leadership lost",
+			sv_log(LOG_WARNING,
+			       "coordination: session lease %" PRId64
+			       " expired (etcd was out of reach for longer than its TTL); leadership lost",
 			       c->session);
 			c->session = 0;
 			for (size_t k = 0; k < c->n_shards; k++)
@@ -186,7 +189,8 @@ static void bootstrap(struct sv_coord *c)
 	}
 	bool ok = false;
 	if (etcd_txn_commit(c->etcd, t, &ok, NULL) == 0 && ok)
-		sv_log(LOG_NOTICE, "coordination: cluster state created in etcd at epoch %lld", c->boot_epoch);
+		sv_log(LOG_NOTICE, "coordination: cluster state created in etcd at epoch %lld",
+		       c->boot_epoch);
 	etcd_txn_free(t);
 }
 
@@ -208,7 +212,8 @@ static void release(struct sv_coord *c, size_t s, const struct etcd_kv *lead, co
 
 /* Whether a candidate (OFFSET, NAME) beats (BEST_OFF, BEST): the higher
  * offset, then the recorded primary, then the smaller name. */
-static bool better(long long offset, const char *name, long long best_off, const char *best, const char *primary)
+static bool better(long long offset, const char *name, long long best_off, const char *best,
+		   const char *primary)
 {
 	if (!best[0])
 		return true;
@@ -337,7 +342,8 @@ static void hand_over(struct sv_coord *c, size_t s, const struct etcd_kv *lkv, c
 		etcd_txn_delete(t, true, sk);
 		etcd_txn_put(t, true, hk, v, c->session);
 		if (etcd_txn_commit(c->etcd, t, &ok, NULL) == 0 && ok) {
-			sv_log(LOG_WARNING, "coordination: shard %s: %s fenced at offset %lld; handing over to %s",
+			sv_log(LOG_WARNING,
+			       "coordination: shard %s: %s fenced at offset %lld; handing over to %s",
 			       d->name, lkv->value, o->offset, st->hand_target);
 			snprintf(st->reason, sizeof(st->reason), "switchover from %s to %s", lkv->value,
 				 st->hand_target);
@@ -352,8 +358,9 @@ static void hand_over(struct sv_coord *c, size_t s, const struct etcd_kv *lkv, c
 		char sk[512];
 		key(c, sk, sizeof(sk), "shard/%s/switchover", d->name);
 		etcd_delete(c->etcd, sk, false);
-		sv_log(LOG_WARNING, "coordination: shard %s: switchover abandoned: %s did not confirm its fence",
-		       d->name, lkv->value);
+		sv_log(LOG_WARNING,
+		       "coordination: shard %s: switchover abandoned: %s did not confirm its fence", d->name,
+		       lkv->value);
 		st->handing = false;
 	}
 }
@@ -370,8 +377,8 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 
 	if (!st->absent_since_ms) {
 		st->absent_since_ms = now;
-		sv_log(LOG_WARNING, "coordination: shard %s has no leader (%s): election at epoch %lld", d->name,
-		       st->reason[0] ? st->reason : "leader key gone", epoch);
+		sv_log(LOG_WARNING, "coordination: shard %s has no leader (%s): election at epoch %lld",
+		       d->name, st->reason[0] ? st->reason : "leader key gone", epoch);
 	}
 	if (!c->session)
 		return;
@@ -394,8 +401,9 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 			st->led_pid = fo->pid;
 			copy_name(st->last_led, ft);
 			st->last_led_pid = fo->pid;
-			sv_log(LOG_WARNING, "coordination: shard %s: %s takes the lead by zarisctl failover --force "
-					    "(offset %lld), epoch %lld -> %lld",
+			sv_log(LOG_WARNING,
+			       "coordination: shard %s: %s takes the lead by zarisctl failover --force "
+			       "(offset %lld), epoch %lld -> %lld",
 			       d->name, ft, fo->offset, epoch, strcmp(ft, primary) ? epoch + 1 : epoch);
 			st->absent_since_ms = 0;
 		}
@@ -437,7 +445,8 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 	for (size_t j = 0; j < kvs->n; j++) {
 		const struct etcd_kv *kv = &kvs->kv[j];
 		long long e, off;
-		if (strncmp(kv->key, pre, plen) != 0 || sscanf(kv->value, "%lld %lld", &e, &off) != 2 || e != epoch)
+		if (strncmp(kv->key, pre, plen) != 0 || sscanf(kv->value, "%lld %lld", &e, &off) != 2 ||
+		    e != epoch)
 			continue;
 		if (better(off, kv->key + plen, best_off, best, primary)) {
 			copy_name(best, kv->key + plen);
@@ -457,8 +466,8 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 	sv_log(LOG_WARNING,
 	       "coordination: shard %s: %s elected (offset %lld; %s), epoch %lld -> %lld, election took %" PRId64
 	       " ms",
-	       d->name, best, best_off, st->reason[0] ? st->reason : "no leader",
-	       epoch, moved ? epoch + 1 : epoch, now - st->absent_since_ms);
+	       d->name, best, best_off, st->reason[0] ? st->reason : "no leader", epoch,
+	       moved ? epoch + 1 : epoch, now - st->absent_since_ms);
 	st->absent_since_ms = 0;
 	st->reason[0] = '\0';
 }
@@ -564,7 +573,8 @@ static void coord_step(struct sv_coord *c)
 				else if (strcmp(st->led, lkv->value) != 0 || o->pid != st->led_pid)
 					why = "its instance restarted since it was elected";
 				else if (now - o->last_ok_ms > c->ttl_ms / 2) {
-					snprintf(buf, sizeof(buf), "its instance has not answered for %" PRId64 " ms",
+					snprintf(buf, sizeof(buf),
+						 "its instance has not answered for %" PRId64 " ms",
 						 now - o->last_ok_ms);
 					why = buf;
 				}

@@ -70,13 +70,13 @@ struct sv_coord;
 /* What the poll loop saw of one local instance at its last check. */
 struct sv_coord_obs {
 	char name[SV_COORD_NAME];
-	pid_t pid;		/* 0 when not running */
-	bool up;		/* answered its last health check */
-	int64_t last_ok_ms;	/* its last answered check, 0 never */
-	bool is_primary;	/* INFO role:master */
-	long long offset;	/* master_repl_offset (primary) or slave_repl_offset */
-	bool syncing;		/* a full sync in progress */
-	int64_t link_up_ms;	/* last check that saw its master link up, 0 never */
+	pid_t pid;		  /* 0 when not running */
+	bool up;		  /* answered its last health check */
+	int64_t last_ok_ms;	  /* its last answered check, 0 never */
+	bool is_primary;	  /* INFO role:master */
+	long long offset;	  /* master_repl_offset (primary) or slave_repl_offset */
+	bool syncing;		  /* a full sync in progress */
+	int64_t link_up_ms;	  /* last check that saw its master link up, 0 never */
 	int64_t lease_applied_ms; /* the lease its last passed check set (its INFO came after), -1 none */
 };
 
@@ -91,10 +91,10 @@ struct sv_coord_shard {
 
 /* The decisions for the poll loop. */
 struct sv_coord_view {
-	bool etcd_ok;		/* the last read of etcd succeeded */
-	char etcd_error[240];	/* why not, "" when ok */
-	long long epoch;	/* etcd's epoch, 0 before the first read */
-	int64_t session;	/* this supervisor's lease id, 0 none */
+	bool etcd_ok;	      /* the last read of etcd succeeded */
+	char etcd_error[240]; /* why not, "" when ok */
+	long long epoch;      /* etcd's epoch, 0 before the first read */
+	int64_t session;      /* this supervisor's lease id, 0 none */
 	size_t n_shards;
 	struct sv_coord_shard shard[SV_COORD_MAX_SHARDS];
 	/* per local instance (by name, the order sv_coord_observe was given):

@@ -176,8 +176,9 @@ struct etcd *etcd_new(const char *endpoints, int timeout_ms, char *err, size_t e
 		size_t l = strcspn(p, ",");
 		if (l > 0) {
 			if (e->n == ETCD_MAX_ENDPOINTS || l < 8 || strncmp(p, "http://", 7) != 0) {
-				snprintf(err, errlen, "etcd endpoint '%.*s': not an http:// URL (or more than %d)",
-					 (int)l, p, ETCD_MAX_ENDPOINTS);
+				snprintf(err, errlen,
+					 "etcd endpoint '%.*s': not an http:// URL (or more than %d)", (int)l,
+					 p, ETCD_MAX_ENDPOINTS);
 				etcd_free(e);
 				return NULL;
 			}
@@ -544,7 +545,8 @@ int etcd_txn_commit(struct etcd *e, struct etcd_txn *t, bool *succeeded, struct 
 	    json_object_is_type(resps, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(resps); i++) {
 			json_object *one = json_object_array_get_idx(resps, i), *rr = NULL;
-			if (json_object_object_get_ex(one, "response_range", &rr) && take_kvs(rr, ranges) < 0) {
+			if (json_object_object_get_ex(one, "response_range", &rr) &&
+			    take_kvs(rr, ranges) < 0) {
 				rc = -EPROTO;
 				break;
 			}

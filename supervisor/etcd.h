@@ -65,7 +65,12 @@ int etcd_delete(struct etcd *e, const char *key, bool prefix);
 
 /* A transaction: compares (all must hold), then the success or the
  * failure ops. Built, committed once, freed. */
-enum etcd_cmp_op { ETCD_EQUAL, ETCD_NOT_EQUAL, ETCD_LESS, ETCD_GREATER };
+enum etcd_cmp_op {
+	ETCD_EQUAL,
+	ETCD_NOT_EQUAL,
+	ETCD_LESS,
+	ETCD_GREATER
+};
 struct etcd_txn *etcd_txn_new(void);
 void etcd_txn_free(struct etcd_txn *t);
 /* create_revision OP REV; REV 0 with ETCD_EQUAL: KEY does not exist. */

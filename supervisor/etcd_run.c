@@ -30,23 +30,13 @@ static int spawn(struct sv_etcd_run *r, const struct zconf *conf, int64_t now)
 	snprintf(client, sizeof(client), "http://%s:%d", m->address, m->etcd_client_port);
 	snprintf(peer, sizeof(peer), "http://%s:%d", m->address, m->etcd_peer_port);
 	snprintf(token, sizeof(token), "zaris-%s", conf->cluster_name ? conf->cluster_name : "cluster");
-	const char *argv[] = { r->path,
-			       "--name", m->name,
-			       "--data-dir", dir,
-			       "--listen-client-urls", client,
-			       "--advertise-client-urls", client,
-			       "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer,
-			       "--initial-cluster", cluster,
-			       "--initial-cluster-token", token,
-			       "--initial-cluster-state", "new",
+	const char *argv[] = { r->path, "--name", m->name, "--data-dir", dir, "--listen-client-urls", client,
+			       "--advertise-client-urls", client, "--listen-peer-urls", peer,
+			       "--initial-advertise-peer-urls", peer, "--initial-cluster", cluster,
+			       "--initial-cluster-token", token, "--initial-cluster-state", "new",
 			       /* a loss is noticed within a second (OPS-TESTING §5) */
-			       "--heartbeat-interval", "100",
-			       "--election-timeout", "1000",
-			       "--logger", "zap",
-			       "--log-level", "warn",
-			       "--log-outputs", "stderr",
-			       NULL };
+			       "--heartbeat-interval", "100", "--election-timeout", "1000", "--logger", "zap",
+			       "--log-level", "warn", "--log-outputs", "stderr", NULL };
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -102,8 +92,8 @@ bool sv_etcd_run_exited(struct sv_etcd_run *r, pid_t pid, int status, int64_t no
 	r->crashes++;
 	r->restart_ms = now + delay;
 	sv_log(LOG_WARNING, "etcd member (pid %d) exited (%s %d); restarting in %lld ms", (int)pid,
-	       WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-	       (long long)delay);
+	       WIFSIGNALED(status) ? "signal" : "status",
+	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), (long long)delay);
 	return true;
 }
 

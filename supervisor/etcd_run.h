@@ -15,12 +15,12 @@
 #include <sys/types.h>
 
 struct sv_etcd_run {
-	bool enabled;	     /* this supervisor runs a member */
-	pid_t pid;	     /* 0 when not running */
-	int crashes;	     /* exits in a row, for the backoff */
-	int64_t restart_ms;  /* when to start it again, 0 none */
+	bool enabled;	    /* this supervisor runs a member */
+	pid_t pid;	    /* 0 when not running */
+	int crashes;	    /* exits in a row, for the backoff */
+	int64_t restart_ms; /* when to start it again, 0 none */
 	int64_t started_ms;
-	char path[256];	     /* the etcd binary ($ZARIS_ETCD, else "etcd" on PATH) */
+	char path[256]; /* the etcd binary ($ZARIS_ETCD, else "etcd" on PATH) */
 };
 
 /* Sets R up for CONF and starts the member (no-op without `etcd = "run"`

@@ -48,8 +48,9 @@ void sv_failover_apply_conf(struct sv *s, struct zconf *conf)
 	for (size_t k = 0; k < s->coord_view.n_shards; k++) {
 		const struct sv_coord_shard *sh = &s->coord_view.shard[k];
 		if (sh->primary[0] && zconf_promote(conf, sh->primary) < 0)
-			sv_log(LOG_ERR, "coordination: shard %s: etcd records primary %s, which the file does not "
-					"have in that shard",
+			sv_log(LOG_ERR,
+			       "coordination: shard %s: etcd records primary %s, which the file does not "
+			       "have in that shard",
 			       sh->name, sh->primary);
 	}
 }
@@ -99,7 +100,8 @@ int sv_failover_request(struct sv *s, const char *shard, const char *target, boo
 	size_t m;
 
 	if (!s->coord) {
-		snprintf(why, whysize, "failover needs coordination (a coordination section in %s)", s->config_path);
+		snprintf(why, whysize, "failover needs coordination (a coordination section in %s)",
+			 s->config_path);
 		return -1;
 	}
 	if (s->sw.active) {
@@ -161,16 +163,19 @@ static void switchover_result(struct sv *s, int64_t now)
 		if (strcmp(s->coord_view.shard[k].name, s->sw.shard) == 0)
 			sh = &s->coord_view.shard[k];
 	bool done = sh && strcmp(sh->leader, sh->primary) == 0 &&
-		    (s->sw.target[0] ? strcmp(sh->primary, s->sw.target) == 0 : strcmp(sh->primary, s->sw.old) != 0);
+		    (s->sw.target[0] ? strcmp(sh->primary, s->sw.target) == 0
+				     : strcmp(sh->primary, s->sw.old) != 0);
 	if (!done && now < s->sw.deadline_ms)
 		return;
 	struct sv_conn *conn = sv_control_find(&s->control, s->sw.conn_id);
 	if (conn && done)
-		sv_control_end(conn, true, "shard %s: primary %s (was %s), epoch %lld; writes paused at most %lld ms",
+		sv_control_end(conn, true,
+			       "shard %s: primary %s (was %s), epoch %lld; writes paused at most %lld ms",
 			       s->sw.shard, sh->primary, s->sw.old, s->coord_view.epoch,
 			       (long long)(now - s->sw.start_ms));
 	else if (conn)
-		sv_control_end(conn, false, "shard %s: switchover not done within %lld ms (primary %s, leader %s)",
+		sv_control_end(conn, false,
+			       "shard %s: switchover not done within %lld ms (primary %s, leader %s)",
 			       s->sw.shard, (long long)(now - s->sw.start_ms), sh ? sh->primary : "?",
 			       sh && sh->leader[0] ? sh->leader : "none");
 	s->sw.active = false;

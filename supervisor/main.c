@@ -117,7 +117,8 @@ static void on_request(struct sv_conn *conn, const char *line, void *ctx_)
 		char why[300];
 		sscanf(line, "%*s %63s %63s %15s", shard, target, force);
 		if (sv_failover_request(s, shard, strcmp(target, "-") == 0 ? "" : target,
-					strcmp(force, "force") == 0, conn->id, ctx->now, why, sizeof(why)) < 0)
+					strcmp(force, "force") == 0, conn->id, ctx->now, why,
+					sizeof(why)) < 0)
 			sv_control_end(conn, false, "%s", why);
 	} else {
 		sv_control_end(conn, false,
@@ -311,7 +312,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			/* zconf takes a machine as the local list "machine:NAME" */
-			snprintf(machine, sizeof(machine), "%s%s", c == 'm' ? ZCONF_LOCAL_MACHINE : "", optarg);
+			snprintf(machine, sizeof(machine), "%s%s", c == 'm' ? ZCONF_LOCAL_MACHINE : "",
+				 optarg);
 			node = c == 'm' ? machine : optarg;
 			break;
 		case 's':
@@ -382,8 +384,9 @@ int main(int argc, char **argv)
 			sv_failover_apply_conf(&s, s.conf);
 			sv_topology_adopt(&s.topo, s.conf, v.epoch);
 		} else {
-			sv_log(LOG_WARNING, "coordination: etcd not reachable at start (%s); instances start "
-					    "as the file says, fenced until a lease is confirmed",
+			sv_log(LOG_WARNING,
+			       "coordination: etcd not reachable at start (%s); instances start "
+			       "as the file says, fenced until a lease is confirmed",
 			       v.etcd_error[0] ? v.etcd_error : "no answer");
 		}
 	}

@@ -242,9 +242,9 @@ static void coord_text(struct sv *s, struct sv_conn *conn, int64_t now)
 {
 	const struct sv_coord_view *v = &s->coord_view;
 
-	sv_control_data(conn, "coordination: etcd %s%s%s, epoch %lld, session lease %s", v->etcd_ok ? "ok" : "unreachable",
-			v->etcd_ok ? "" : ": ", v->etcd_ok ? "" : v->etcd_error, v->epoch,
-			v->session ? "held" : "none");
+	sv_control_data(conn, "coordination: etcd %s%s%s, epoch %lld, session lease %s",
+			v->etcd_ok ? "ok" : "unreachable", v->etcd_ok ? "" : ": ",
+			v->etcd_ok ? "" : v->etcd_error, v->epoch, v->session ? "held" : "none");
 	for (size_t k = 0; k < v->n_shards; k++) {
 		const struct sv_coord_shard *sh = &v->shard[k];
 		char lag[400] = "";
@@ -257,13 +257,15 @@ static void coord_text(struct sv *s, struct sv_conn *conn, int64_t now)
 				continue;
 			long long l = sv_replica_lag(s, i);
 			if (l >= 0)
-				len += (size_t)snprintf(lag + len, sizeof(lag) - len, " %s %lldB behind", i->name, l);
+				len += (size_t)snprintf(lag + len, sizeof(lag) - len, " %s %lldB behind",
+							i->name, l);
 			else
 				len += (size_t)snprintf(lag + len, sizeof(lag) - len, " %s lag -", i->name);
 		}
 		const struct sv_instance *pi = sv_find(s, sh->primary);
 		sv_control_data(conn, "  shard %s: primary %s, leader %s%s%s%s%s", sh->name,
-				sh->primary[0] ? sh->primary : "?", sh->leader[0] ? sh->leader : "none (election)",
+				sh->primary[0] ? sh->primary : "?",
+				sh->leader[0] ? sh->leader : "none (election)",
 				sh->leader_here ? " (this machine)" : "",
 				pi ? (pi->lease_until_ms > now ? ", write lease held" : ", fenced") : "",
 				len ? ";" : "", lag);
@@ -354,8 +356,9 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 		sv_control_data(conn,
 				"{\"type\":\"shard\",\"shard\":\"%s\",\"primary\":\"%s\",\"leader\":%s%s%s,"
 				"\"leader_here\":%s,\"epoch\":%lld,\"etcd_ok\":%s,\"write_lease\":%s}",
-				sh->name, sh->primary, sh->leader[0] ? "\"" : "", sh->leader[0] ? sh->leader : "null",
-				sh->leader[0] ? "\"" : "", sh->leader_here ? "true" : "false", s->coord_view.epoch,
+				sh->name, sh->primary, sh->leader[0] ? "\"" : "",
+				sh->leader[0] ? sh->leader : "null", sh->leader[0] ? "\"" : "",
+				sh->leader_here ? "true" : "false", s->coord_view.epoch,
 				s->coord_view.etcd_ok ? "true" : "false",
 				pi ? (pi->lease_until_ms > now ? "true" : "false") : "null");
 	}

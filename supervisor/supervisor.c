@@ -617,13 +617,14 @@ void sv_job_step(struct sv *s, int64_t now)
 				char why[300];
 				if (sv_failover_request(s, led, "", false, 0, now, why, sizeof(why)) == 0)
 					job_report(s, i->name, "switchover",
-						   "%s leads shard %s: switching it over before the restart", i->name,
-						   led);
+						   "%s leads shard %s: switching it over before the restart",
+						   i->name, led);
 				else if (now >= j->deadline_ms)
 					job_finish(s, false, "cannot switch shard %s over: %s", led, why);
 			}
 			if (now >= j->deadline_ms + s->conf->sv.catch_up_timeout_ms)
-				job_finish(s, false, "shard %s was not switched over from %s in time", led, i->name);
+				job_finish(s, false, "shard %s was not switched over from %s in time", led,
+					   i->name);
 			return;
 		}
 		j->old_pid = i->pid;

@@ -64,17 +64,17 @@ struct sv {
 	bool stopping;		/* SIGTERM received */
 	char config_error[700]; /* last failed reload, "" when none */
 	int64_t started_ms;
-	int64_t loaded_ms; /* when the configuration in force was loaded */
-	struct sv_coord *coord;	      /* coordination through etcd, NULL when off (failover.h) */
-	struct sv_etcd_run etcd;      /* the etcd member this supervisor runs (etcd = "run") */
-	struct {		      /* a zarisctl failover waiting for its result */
+	int64_t loaded_ms;	 /* when the configuration in force was loaded */
+	struct sv_coord *coord;	 /* coordination through etcd, NULL when off (failover.h) */
+	struct sv_etcd_run etcd; /* the etcd member this supervisor runs (etcd = "run") */
+	struct {		 /* a zarisctl failover waiting for its result */
 		bool active;
 		char shard[SV_COORD_NAME], target[SV_COORD_NAME], old[SV_COORD_NAME];
 		uint64_t conn_id;
 		int64_t start_ms, deadline_ms;
 	} sw;
 	struct sv_coord_view coord_view; /* its last view the loop applied */
-	unsigned long coord_gen;	     /* that view's generation */
+	unsigned long coord_gen;	 /* that view's generation */
 };
 
 /* Loads the configuration and prepares S (instances created, not started).

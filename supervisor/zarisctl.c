@@ -198,8 +198,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "zarisctl failover: SHARD [TO NODE] [--force]\n");
 			return 2;
 		}
-		snprintf(request, sizeof(request), "%sfailover %s %s%s", json ? "json " : "", argv[optind + 1],
-			 n == 3 ? argv[optind + 3] : "-", force ? " force" : "");
+		snprintf(request, sizeof(request), "%sfailover %s %s%s", json ? "json " : "",
+			 argv[optind + 1], n == 3 ? argv[optind + 3] : "-", force ? " force" : "");
 	} else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
 		   strcmp(cmd, "rolling-restart") == 0) {
 		if (optind + 1 != argc) {

@@ -20,7 +20,7 @@ IMG_SUITE=bookworm
 # sudo for Packer's communicator, redis-cli to talk to zarisd.
 IMG_INCLUDE="systemd,systemd-sysv,dbus,iproute2,procps,openssh-server,sudo,redis-tools,ca-certificates"
 # Bump when the recipe in img_cache changes in a way the key does not see.
-IMG_RECIPE=3
+IMG_RECIPE=4
 
 IMG_N=0
 IMG_FAILED=0
@@ -159,7 +159,9 @@ img_deb_depends() { # DEB: the package names its Depends: lists, one a line
 # building it once. Besides IMG_INCLUDE the root holds DEB's dependencies in
 # apt's archive cache, not installed, with the package lists: apt-get in the
 # root (which has no network) then resolves and installs them the way it
-# does from a mirror. Keyed by everything that goes into it.
+# does from a mirror. With their Recommends, as provision.sh installs
+# (libcurl4's pull in libldap-common, libsasl2-modules, publicsuffix).
+# Keyed by everything that goes into it.
 img_cache() {
 	local deps key tar mirror
 	deps=$(img_deb_depends "$1" | tr '\n' ' ')
@@ -181,7 +183,7 @@ img_cache() {
 			--customize-hook='chroot "$1" useradd --create-home --shell /bin/bash packer' \
 			--customize-hook='echo "packer ALL=(ALL) NOPASSWD:ALL" > "$1/etc/sudoers.d/packer"' \
 			--customize-hook='chmod 0440 "$1/etc/sudoers.d/packer"' \
-			--customize-hook="chroot \"\$1\" apt-get install -y -q --download-only $deps" \
+			--customize-hook="chroot \"\$1\" apt-get install -y -q --download-only -o APT::Install-Recommends=true $deps" \
 			"$IMG_SUITE" "$tar.part" "$mirror" >"$IMG_CACHE_DIR/mmdebstrap.log" 2>&1 ||
 			{ tail -30 "$IMG_CACHE_DIR/mmdebstrap.log" >&2; exit 1; }
 		mv "$tar.part" "$tar"

@@ -4,8 +4,11 @@ with a recorded history and a checker (issue 17).
 
 Three network-namespace hosts h1..h3 (tests/lib/hosts.py), each with an etcd
 member, and a zaris-supervisor (--machine hN) running its nodes of one
-cluster file: primaries p1..p3 on h1..h3, replicas r1 (of p1) on h2, r2 on
-h3, r3 on h1 (a host lost leaves each shard a primary or a replica); cluster
+cluster file: primaries p1..p3 on h1..h3 and two replicas of each on the
+other two hosts (r1, s1 of p1 on h2, h3; r2, s2 of p2 on h3, h1; r3, s3 of
+p3 on h1, h2), so a host lost leaves every shard a primary and a replica
+that acknowledges its writes with replica-ack 1, and a failover time is the
+election's, not a wait for a replica to come back; cluster
 mode, slots auto, coordination through the three members (lease-ttl 3s),
 zarisd with write-lease, replica-ack 1, appendonly with appendfsync always.
 
@@ -104,8 +107,9 @@ budget = float(os.environ.get("ZARIS_FAILOVER_BUDGET", "170"))
 
 # nodes: name -> (host, port, primary it replicates or None)
 LAYOUT = {"p1": (1, 7001, None), "p2": (2, 7002, None), "p3": (3, 7003, None),
-          "r1": (2, 7101, "p1"), "r2": (3, 7102, "p2"), "r3": (1, 7103, "p3")}
-SHARD_OF_NAME = {"p1": 0, "r1": 0, "p2": 1, "r2": 1, "p3": 2, "r3": 2}
+          "r1": (2, 7101, "p1"), "r2": (3, 7102, "p2"), "r3": (1, 7103, "p3"),
+          "s1": (3, 7201, "p1"), "s2": (1, 7202, "p2"), "s3": (2, 7203, "p3")}
+SHARD_OF_NAME = {"p1": 0, "r1": 0, "s1": 0, "p2": 1, "r2": 1, "s2": 1, "p3": 2, "r3": 2, "s3": 2}
 SHARD_SLOTS = [0, 5461, 10923]   # slots auto over p1..p3: 0-5460, 5461-10922, 10923-16383
 NODES = {n: (hosts.addr(h), port) for n, (h, port, _) in LAYOUT.items()}
 SHARD_OF = {NODES[n]: s for n, s in SHARD_OF_NAME.items()}

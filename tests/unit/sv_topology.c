@@ -105,9 +105,11 @@ int main(void)
 		ok(f->slot_owner[0] == 1 && f->slot_owner[16383] == 1, "the slot table names b");
 		is_int(zconf_promote(f, "b"), 0, "promoting the primary again changes nothing");
 		is_int(zconf_promote(f, "zz"), -ENOENT, "an unknown node: -ENOENT");
-		ok(sv_topology_adopt(&t, f, e0 + 5) && t.epoch == e0 + 5, "adopting etcd's epoch takes it exactly");
+		ok(sv_topology_adopt(&t, f, e0 + 5) && t.epoch == e0 + 5,
+		   "adopting etcd's epoch takes it exactly");
 		doc = sv_topology_document(&t, f, b);
-		ok(strstr(doc, " b 127.0.0.1 7002 primary 0-16383\n") && strstr(doc, " a 127.0.0.1 7001 replica "),
+		ok(strstr(doc, " b 127.0.0.1 7002 primary 0-16383\n") &&
+			   strstr(doc, " a 127.0.0.1 7001 replica "),
 		   "the document has b as primary, a as its replica");
 		free(doc);
 		ok(!sv_topology_adopt(&t, f, e0 + 5), "the same again: no change");

@@ -363,7 +363,8 @@ static void test_coord(void)
 	if (conf) {
 		ok(conf->coord.lease_ttl_ms == 2000 && conf->coord.replica_validity_ms == 1500,
 		   "lease-ttl 2s, replica-validity 1500 (a bare number is ms)");
-		ok(strcmp(conf->coord.prefix, "/z/prod") == 0 && strcmp(conf->coord.etcd_dir, "/srv/etcd") == 0,
+		ok(strcmp(conf->coord.prefix, "/z/prod") == 0 &&
+			   strcmp(conf->coord.etcd_dir, "/srv/etcd") == 0,
 		   "prefix and etcd-dir");
 		zconf_free(conf);
 	}
@@ -383,7 +384,8 @@ static void test_coord(void)
 	       "initial cluster from the peer ports");
 	ok(zconf_etcd_member_dir(conf, &conf->coord.machines[1], buf, sizeof(buf)) > 0, "member dir");
 	is_str(buf, "/var/lib/z/etcd-m2", "default member dir: the cluster dir + /etcd-<machine>");
-	ok(zconf_etcd_member_dir(conf, &conf->coord.machines[1], buf, 8) == -ENAMETOOLONG, "too long refused");
+	ok(zconf_etcd_member_dir(conf, &conf->coord.machines[1], buf, 8) == -ENAMETOOLONG,
+	   "too long refused");
 	ok(conf->nodes[0].machine == 0 && conf->nodes[1].machine == 1 && conf->nodes[2].machine == 2 &&
 		   conf->nodes[3].machine == 0,
 	   "machine by name, else by address (b on m2 by 127.0.0.2): %d %d %d %d", conf->nodes[0].machine,
@@ -391,8 +393,8 @@ static void test_coord(void)
 	ok(conf->coord.local_machine == 0 && conf->coord.machines[0].is_local &&
 		   !conf->coord.machines[1].is_local,
 	   "--machine m1 is the local machine");
-	ok(conf->n_local == 2 && conf->nodes[0].is_local && conf->nodes[3].is_local && !conf->nodes[1].is_local &&
-		   !conf->nodes[2].is_local,
+	ok(conf->n_local == 2 && conf->nodes[0].is_local && conf->nodes[3].is_local &&
+		   !conf->nodes[1].is_local && !conf->nodes[2].is_local,
 	   "--machine m1: exactly its nodes a and rb are local");
 	ok(zconf_find_machine(conf, "m3") == &conf->coord.machines[2] && !zconf_find_machine(conf, "m9"),
 	   "zconf_find_machine");
