@@ -17,7 +17,8 @@
 struct etcd {
 	char *endpoint[ETCD_MAX_ENDPOINTS]; /* "http://host:port", owned */
 	size_t n;
-	size_t good; /* the last endpoint that answered: tried first */
+	size_t good;	  /* the last endpoint that answered: tried first */
+	bool any_success; /* GOOD has answered once */
 	int timeout_ms;
 	CURL *curl;
 	char *body; /* the reply being received */
@@ -219,6 +220,11 @@ const char *etcd_last_error(const struct etcd *e)
 	return e->err;
 }
 
+const char *etcd_last_endpoint(const struct etcd *e)
+{
+	return e->any_success ? e->endpoint[e->good] : NULL;
+}
+
 static int64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -293,6 +299,7 @@ static int post(struct etcd *e, const char *path, json_object *body, json_object
 			continue;
 		}
 		e->good = idx;
+		e->any_success = true;
 		*out = j;
 		rc = 0;
 		goto out;
@@ -313,7 +320,8 @@ int etcd_lease_grant(struct etcd *e, int ttl_s, int64_t *id, int *granted_ttl_s)
 	if (rc)
 		return rc;
 	*id = get_int(r, "ID", 0);
-	*granted_ttl_s = (int)get_int(r, "TTL", 0);
+	if (granted_ttl_s)
+		*granted_ttl_s = (int)get_int(r, "TTL", 0);
 	json_object_put(r);
 	if (!*id) {
 		snprintf(e->err, sizeof(e->err), "lease grant: no ID in the reply");

@@ -34,10 +34,14 @@ struct etcd *etcd_new(const char *endpoints, int timeout_ms, char *err, size_t e
 void etcd_free(struct etcd *e);
 /* Why the last call failed, naming the endpoint; "" after a success. */
 const char *etcd_last_error(const struct etcd *e);
+/* The endpoint the last successful call used (tests kill that member), or
+ * NULL before any success. Borrowed until etcd_free(E). */
+const char *etcd_last_endpoint(const struct etcd *e);
 
 /* The calls return 0, or -ETIMEDOUT (the time was used up, an etcd without
  * quorum included), -ECONNREFUSED (no endpoint could be reached), -EPROTO
  * (an unexpected reply), -ENOENT (the lease does not exist, or expired). */
+/* GRANTED_TTL_S may be NULL. */
 int etcd_lease_grant(struct etcd *e, int ttl_s, int64_t *id, int *granted_ttl_s);
 /* One keepalive of lease ID; its remaining TTL in *TTL_S. */
 int etcd_lease_keepalive(struct etcd *e, int64_t id, int *ttl_s);

@@ -2,6 +2,7 @@
 #include "supervisor/etcd_run.h"
 
 #include "supervisor/dirs.h"
+#include "supervisor/etcd_member.h"
 #include "supervisor/log.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,13 +32,20 @@ static int spawn(struct sv_etcd_run *r, const struct zconf *conf, int64_t now)
 	snprintf(client, sizeof(client), "http://%s:%d", m->address, m->etcd_client_port);
 	snprintf(peer, sizeof(peer), "http://%s:%d", m->address, m->etcd_peer_port);
 	snprintf(token, sizeof(token), "zaris-%s", conf->cluster_name ? conf->cluster_name : "cluster");
-	const char *argv[] = { r->path, "--name", m->name, "--data-dir", dir, "--listen-client-urls", client,
-			       "--advertise-client-urls", client, "--listen-peer-urls", peer,
-			       "--initial-advertise-peer-urls", peer, "--initial-cluster", cluster,
-			       "--initial-cluster-token", token, "--initial-cluster-state", "new",
-			       /* a loss is noticed within a second (OPS-TESTING §5) */
-			       "--heartbeat-interval", "100", "--election-timeout", "1000", "--logger", "zap",
-			       "--log-level", "warn", "--log-outputs", "stderr", NULL };
+	char wal[4200];
+	struct stat st;
+	snprintf(wal, sizeof(wal), "%s/member", dir); /* what etcd keeps once it has run */
+	struct etcd_member em = { .bin = r->path,
+				  .name = m->name,
+				  .data_dir = dir,
+				  .client_url = client,
+				  .peer_url = peer,
+				  .initial_cluster = cluster,
+				  .token = token,
+				  .has_data = stat(wal, &st) == 0 };
+	char **argv = etcd_member_argv(&em);
+	if (!argv)
+		return -ENOMEM;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -48,10 +57,11 @@ static int spawn(struct sv_etcd_run *r, const struct zconf *conf, int64_t now)
 		if (getppid() != parent)
 			_exit(127);
 		setpgid(0, 0);
-		execvp(argv[0], (char *const *)argv);
+		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	etcd_member_argv_free(argv);
 	if (pid < 0) {
 		sv_log(LOG_ERR, "etcd member %s: fork: %s", m->name, strerror(errno));
 		return -EAGAIN;

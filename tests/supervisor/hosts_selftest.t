@@ -130,6 +130,14 @@ def totals(res):
 
 
 def checker_part():
+    # outcomes: a fenced refusal did nothing; a dropped held ack may have
+    ok(history.classify_error(redis.ResponseError(
+        "CLUSTERDOWN write lease lapsed: this node is fenced until its supervisor confirms its "
+        "leadership"))[0] == "fail", "classify: a fenced refusal is a definite failure")
+    ok(history.classify_error(redis.ResponseError(
+        "CLUSTERDOWN write lease lapsed: this node is fenced until its supervisor confirms its "
+        "leadership, the write may or may not be applied"))[0] == "info",
+       "classify: a dropped held acknowledgement is indeterminate")
     shard_of = {A: 0, B: 0}
     ops, final, samples = clean_history()
     faults = [("kill-primary", 1.5, 1.8, {0: A})]
