@@ -16,7 +16,7 @@ CC      ?= cc
 VERSION := 0.1.0
 
 CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
-                 -D_GNU_SOURCE -DZARIS_VERSION='"$(VERSION)"' -pthread -I. -MMD -MP
+                 -D_GNU_SOURCE -DZARIS_VERSION='"$(VERSION)"' -pthread -I. -I/usr/include/lua5.1 -MMD -MP
 OPT     ?= -O2
 LDLIBS_COMMON := -pthread -lm
 JEMALLOC := -ljemalloc
@@ -54,7 +54,7 @@ ZARISD_LIB_A := $(BUILD)/libzarisd.a
 ZCONF_A      := $(BUILD)/libzconf.a
 SUP_LIB_A    := $(BUILD)/libzsup.a
 
-ZARISD_LIBS  := -luring -lxxhash $(JEMALLOC) -lconfig
+ZARISD_LIBS  := -luring -lxxhash $(JEMALLOC) -lconfig -llua5.1 -llua5.1-cjson -llua5.1-bitop
 SUP_LIBS     := -lconfig -lsystemd -lcurl -ljson-c
 
 BINS := $(BUILD)/zarisd
@@ -126,7 +126,8 @@ $(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(SUP_LIB_A) $(ZC
 
 # --- Debian packages the build and the tests need -----------------------------
 DEPS_BUILD := build-essential pkg-config liburing-dev libjemalloc-dev libconfig-dev \
-              libsystemd-dev libxxhash-dev libcurl4-openssl-dev libjson-c-dev
+              libsystemd-dev libxxhash-dev libcurl4-openssl-dev libjson-c-dev \
+              liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 DEPS_TEST  := redis-server redis-tools python3 python3-redis perl procps iproute2 clang-format \
               libclang-rt-14-dev gnuplot-nox ruby ruby-redis etcd-server etcd-client nftables
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(EXTRA_DEPS)
