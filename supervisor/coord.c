@@ -225,6 +225,18 @@ static bool better(long long offset, const char *name, long long best_off, const
 	return strcmp(name, best) < 0;
 }
 
+/* NODE (process PID) of this supervisor now leads the shard whose state
+ * is ST: it is granted write leases while that process runs, and stays
+ * the one that led last over a lost session (the restart rule of
+ * elect()). */
+static void remember_leader(struct coord_shard_state *st, const char *node, pid_t pid)
+{
+	copy_name(st->led, node);
+	st->led_pid = pid;
+	copy_name(st->last_led, node);
+	st->last_led_pid = pid;
+}
+
 /* Takes shard S's lead for LEADER in one transaction: the leader key is
  * absent and the epoch is as read; the epoch rises when the primary
  * changes. EXTRA_DELETE (a handover key) goes in the same transaction.
@@ -274,10 +286,7 @@ static void take_handover(struct sv_coord *c, size_t s, const struct etcd_kv *hk
 	const struct sv_coord_obs *o = obs_of(obs, n_obs, target);
 	if (o && o->pid && o->up && (force || (!o->is_primary && o->offset >= need))) {
 		if (take_lead(c, s, target, epoch_kv, epoch, primary, hk->key)) {
-			copy_name(st->led, target);
-			st->led_pid = o->pid;
-			copy_name(st->last_led, target);
-			st->last_led_pid = o->pid;
+			remember_leader(st, target, o->pid);
 			sv_log(LOG_WARNING,
 			       "coordination: shard %s: switchover: %s takes the lead at offset %lld%s, epoch %lld -> "
 			       "%lld, %" PRId64 " ms after the old primary stopped writing",
@@ -397,10 +406,7 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 	if (swk && sscanf(swk->value, "%63s %d", ft, &force) == 2 && force) {
 		const struct sv_coord_obs *fo = obs_of(obs, n_obs, ft);
 		if (fo && fo->pid && fo->up && take_lead(c, s, ft, epoch_kv, epoch, primary, swk->key)) {
-			copy_name(st->led, ft);
-			st->led_pid = fo->pid;
-			copy_name(st->last_led, ft);
-			st->last_led_pid = fo->pid;
+			remember_leader(st, ft, fo->pid);
 			sv_log(LOG_WARNING,
 			       "coordination: shard %s: %s takes the lead by zarisctl failover --force "
 			       "(offset %lld), epoch %lld -> %lld",
@@ -459,10 +465,7 @@ static void elect(struct sv_coord *c, size_t s, const struct etcd_kvs *kvs, long
 	bool moved = strcmp(best, primary) != 0;
 	if (!take_lead(c, s, best, epoch_kv, epoch, primary, NULL))
 		return;
-	copy_name(st->led, best);
-	st->led_pid = o->pid;
-	copy_name(st->last_led, best);
-	st->last_led_pid = o->pid;
+	remember_leader(st, best, o->pid);
 	sv_log(LOG_WARNING,
 	       "coordination: shard %s: %s elected (offset %lld; %s), epoch %lld -> %lld, election took %" PRId64
 	       " ms",

@@ -44,8 +44,13 @@ evidence so a failure can print it:
               held samples less than 0.5 s apart; a primary that held its
               lease only between two samples is not seen. A primary without
               a write_lease field (no fencing) counts as held.
-  failover    per fault: from injection to the first acknowledged write of an
-              affected shard on another node than its primary at injection
+  failover    per fault and affected shard: from injection to the first
+              acknowledged write of the shard invoked in the fault's cycle
+              (before end_fault), when that write went to another node than
+              the primary at injection
+  kept        the same, when it went to that primary (it came back and
+              kept the shard: a restarted primary with its log fsynced per
+              write may win the election)
 Results are grouped by fault kind (ops by invoke time into the window of the
 fault cycle they fall in; "none" before the first fault).
 """
@@ -325,7 +330,7 @@ class Result:
 
     def kind(self, k):
         return self.kinds.setdefault(k, {"cycles": 0, "acked": 0, "lost": [], "duplicated": [],
-                                         "split_brain": [], "overlaps": [], "failover": []})
+                                         "split_brain": [], "overlaps": [], "failover": [], "kept": []})
 
 
 def _window_kind(faults, t):
@@ -432,11 +437,20 @@ def check(wl, final, shard_of=None):
         if o.outcome == "ok":
             ops_by_shard.setdefault(o.shard, []).append(o)
     for f in faults:
-        kind, t0, _, shards = f
+        kind, t0, t1, shards = f
+        t1 = float("inf") if t1 is None else t1
         for shard, old in shards.items():
-            after = [o.complete for o in ops_by_shard.get(shard, ()) if o.invoke >= t0 and o.node != tuple(old)]
-            if after:
-                res.kind(kind)["failover"].append(min(after) - t0)
+            # the cycle's own writes only: a shard its old primary kept (a
+            # restarted primary that won again) must not count the move of
+            # a later cycle as this one's failover
+            first = min((o for o in ops_by_shard.get(shard, ()) if t0 <= o.invoke <= t1),
+                        key=lambda o: o.complete, default=None)
+            if first is None:
+                continue
+            if first.node != tuple(old):
+                res.kind(kind)["failover"].append(first.complete - t0)
+            else:
+                res.kind(kind)["kept"].append(first.complete - t0)
     return res
 
 
@@ -449,14 +463,16 @@ def _pct(xs, p):
 
 def summary_table(res):
     """The per-fault-kind table, as lines."""
-    head = "%-16s %6s %8s %5s %5s %5s %7s %8s %8s %8s" % (
-        "fault", "cycles", "acked", "lost", "dup", "split", "overlap", "failovers", "p50 s", "max s")
+    head = "%-16s %6s %8s %5s %5s %5s %7s %9s %7s %7s %5s %7s" % (
+        "fault", "cycles", "acked", "lost", "dup", "split", "overlap", "failovers", "p50 s", "max s",
+        "kept", "max s")
     lines = [head]
     for kind in sorted(res.kinds, key=lambda k: (k != "none", k)):
         k = res.kinds[kind]
         p50, mx = _pct(k["failover"], 0.5), (max(k["failover"]) if k["failover"] else None)
-        lines.append("%-16s %6d %8d %5d %5d %5d %7d %8d %8s %8s" % (
+        kmx = max(k["kept"]) if k["kept"] else None
+        lines.append("%-16s %6d %8d %5d %5d %5d %7d %9d %7s %7s %5d %7s" % (
             kind, k["cycles"], k["acked"], len(k["lost"]), len(k["duplicated"]), len(k["split_brain"]),
             len(k["overlaps"]), len(k["failover"]), "-" if p50 is None else "%.2f" % p50,
-            "-" if mx is None else "%.2f" % mx))
+            "-" if mx is None else "%.2f" % mx, len(k["kept"]), "-" if kmx is None else "%.2f" % kmx))
     return lines
