@@ -14,10 +14,15 @@ zarisd with write-lease, replica-ack 1, appendonly with appendfsync always.
 
 While tests/lib/history.py's workload writes (per shard: unique SETs and
 INCRs of a counter, every outcome recorded) and samples INFO of every node,
-faults in a seeded random order (every kind once per round of five):
+faults in a seeded random order (every kind once per round of six):
   kill-primary   kill -9 of a shard's current primary zarisd
   kill-host      kill -9 of everything on a primary's host (supervisor,
                  zarisd, etcd member), restarted after the shard moved
+  kill-supervisor
+                 kill -9 of the supervisor of a primary's host alone: its
+                 instances get SIGTERM (PR_SET_PDEATHSIG) and shut down;
+                 one still finishing its shutdown is fenced when its lease
+                 ends; restarted after the shard moved
   partition      the primary's host loses the other hosts (clients still
                  reach it: fencing must refuse its writes), healed after
   sigstop        SIGSTOP of a primary for lease-ttl + 2 s, then SIGCONT
@@ -32,7 +37,7 @@ diagnostics.
 Cycles: $ZARIS_FAILOVER_CYCLES (20 by default, 5 under a sanitizer), within
 a budget of $ZARIS_FAILOVER_BUDGET seconds (default 170: CI's limit; 0 = no
 budget, for long runs) after which no new cycle starts. ZARIS_SEED repeats an
-order; $ZARIS_FAILOVER_KINDS (comma-separated, default all five) limits the
+order; $ZARIS_FAILOVER_KINDS (comma-separated, default all six) limits the
 faults to those kinds. Skips until zaris-supervisor has --machine and zarisd --write-lease,
 and when not root."""
 import os
@@ -53,7 +58,7 @@ import redis  # noqa: E402
 
 LEASE_TTL = 3.0
 W = zaris.SLOW
-KINDS = ["kill-primary", "kill-host", "partition", "sigstop", "kill-etcd"]
+KINDS = ["kill-primary", "kill-host", "kill-supervisor", "partition", "sigstop", "kill-etcd"]
 
 
 def probe():
@@ -270,6 +275,16 @@ try:
                 for s, p in affected.items():
                     wait_moved(wl, cache, s, p, max(0.0, until - time.monotonic()))
                 hosts.start_etcd(host)
+                sups[host] = start_supervisor(host)
+            elif kind == "kill-supervisor":
+                affected = {s: p for s in range(3) for p in [primary_of(wl, cache, s)]
+                            if p is not None and HOST_OF[p] == host}
+                wl.mark_fault(kind, affected)
+                sups[host].kill()
+                sups[host].wait(10)
+                until = time.monotonic() + 15 * W
+                for s, p in affected.items():
+                    wait_moved(wl, cache, s, p, max(0.0, until - time.monotonic()))
                 sups[host] = start_supervisor(host)
             elif kind == "partition":
                 wl.mark_fault(kind, {shard: prim})
