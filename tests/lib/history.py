@@ -45,12 +45,15 @@ evidence so a failure can print it:
               lease only between two samples is not seen. A primary without
               a write_lease field (no fencing) counts as held.
   failover    per fault and affected shard: from injection to the first
-              acknowledged write of the shard invoked in the fault's cycle
-              (before end_fault), when that write went to another node than
-              the primary at injection
-  kept        the same, when it went to that primary (it came back and
-              kept the shard: a restarted primary with its log fsynced per
-              write may win the election)
+              acknowledged write of the shard on another node than its
+              primary at injection, among the writes invoked in the fault's
+              cycle (before end_fault)
+  kept        no write of the cycle acknowledged elsewhere: the primary came
+              back and kept the shard (a restarted primary with its log
+              fsynced per write may win the election); its time is from
+              the fault to the first acknowledged write invoked after the
+              cycle's first unacknowledged one (0 when every write was
+              acknowledged)
 Results are grouped by fault kind (ops by invoke time into the window of the
 fault cycle they fall in; "none" before the first fault).
 """
@@ -434,8 +437,7 @@ def check(wl, final, shard_of=None):
                                     shard_of[a], a[0], a[1], sa[0], sa[1], b[0], b[1], sb[0], sb[1]))
     ops_by_shard = {}
     for o in wl.ops:
-        if o.outcome == "ok":
-            ops_by_shard.setdefault(o.shard, []).append(o)
+        ops_by_shard.setdefault(o.shard, []).append(o)
     for f in faults:
         kind, t0, t1, shards = f
         t1 = float("inf") if t1 is None else t1
@@ -443,14 +445,23 @@ def check(wl, final, shard_of=None):
             # the cycle's own writes only: a shard its old primary kept (a
             # restarted primary that won again) must not count the move of
             # a later cycle as this one's failover
-            first = min((o for o in ops_by_shard.get(shard, ()) if t0 <= o.invoke <= t1),
-                        key=lambda o: o.complete, default=None)
-            if first is None:
+            mine = sorted((o for o in ops_by_shard.get(shard, ()) if t0 <= o.invoke <= t1),
+                          key=lambda o: o.invoke)
+            moved = [o.complete for o in mine if o.outcome == "ok" and o.node != tuple(old)]
+            if moved:
+                res.kind(kind)["failover"].append(min(moved) - t0)
                 continue
-            if first.node != tuple(old):
-                res.kind(kind)["failover"].append(first.complete - t0)
-            else:
-                res.kind(kind)["kept"].append(first.complete - t0)
+            # kept: the outage is from the fault to the first write acked
+            # after the first one that was not (writes in flight at the
+            # fault may still be acked by the old primary: no outage yet)
+            bad = next((o for o in mine if o.outcome != "ok"), None)
+            if bad is None:
+                if mine:
+                    res.kind(kind)["kept"].append(0.0)
+                continue
+            back = [o.complete for o in mine if o.outcome == "ok" and o.invoke >= bad.invoke]
+            if back:
+                res.kind(kind)["kept"].append(min(back) - t0)
     return res
 
 

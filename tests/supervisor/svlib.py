@@ -158,13 +158,20 @@ def node_conf(nodes, cluster="", supervisor=FAST):
 class Supervisor:
     """One zaris-supervisor under test, with a fake systemd notify socket."""
 
-    def __init__(self, conf_text, watchdog_usec=300000, extra_args=(), zarisd_via_env=False, zarisd=None):
-        self.dir = tempfile.mkdtemp(prefix="zsup-")
+    def __init__(self, conf_text, watchdog_usec=300000, extra_args=(), zarisd_via_env=False, zarisd=None,
+                 workdir=None):
+        """WORKDIR: run in that directory (the caller's: kept at cleanup, so
+        a supervisor started again there finds its data), else a new one."""
+        self.own_dir = workdir is None
+        self.dir = tempfile.mkdtemp(prefix="zsup-") if self.own_dir else workdir
+        os.makedirs(self.dir, exist_ok=True)
         self.conf = os.path.join(self.dir, "zaris.conf")
         self.sock = os.path.join(self.dir, "ctl.sock")
         self.log = os.path.join(self.dir, "supervisor.log")
         self.write_conf(conf_text)
         self.notify_path = os.path.join(self.dir, "notify.sock")
+        if os.path.exists(self.notify_path):   # a supervisor before this one in WORKDIR
+            os.unlink(self.notify_path)
         self.nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.nsock.bind(self.notify_path)
         self.nsock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -308,7 +315,7 @@ class Supervisor:
         self.logf.close()
         if os.environ.get("ZARIS_KEEP_TMP"):
             diag("kept " + self.dir)
-        else:
+        elif self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
