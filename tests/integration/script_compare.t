@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+# script_compare.t — the scripting corpus (tests/integration/script_corpus/*.cases)
+# run against redis-server (Debian's 7.0) and zarisd (2 workers), RESP2 and
+# RESP3 (HELLO 3), raw replies compared byte for byte.  One TAP line per
+# (corpus file, protocol); a mismatch prints file:line, the command and both
+# replies.  Each file starts on a new connection after FLUSHALL and SCRIPT
+# FLUSH.  Then zarisd's own expectations, where it differs from Redis on
+# purpose: a key a script did not declare in KEYS is refused, unless the
+# script says allow-undeclared-keys.
+#
+# Corpus format (one command a line, split as redis-cli splits):
+#   # comment               ignored
+#   @name                   starts a script body named NAME; each following
+#   | text                  line "| text" is one line of it ("|" alone: an
+#                           empty line); the body ends at the first other line
+#   EVAL @name 1 k          an argument "@name" is the body, "@name.sha" its
+#                           SHA1 (lower case), "@name.SHA" in upper case
+#   !resp2 / !resp3         the next command runs only in that protocol
+#   !ignore                 the next command's reply is not compared
+#   !match REGEX            the next reply must match REGEX on both servers
+#
+#   script_compare.t --show FILE..   prints redis-server's replies (RESP2 and
+#                                    RESP3), to write or check a corpus file
+# Env: ZARIS_CASES=regex picks corpus files by name.
+
+import glob
+import hashlib
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from zaris import *  # noqa: E402,F403
+from zaris import split_args  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "script_corpus")
+MAX_SHOWN = 300
+DIRECTIVES = {"resp2", "resp3", "ignore", "match"}
+
+
+class Case:
+    __slots__ = ("where", "text", "args", "dirs")
+
+    def __init__(self, where, text, args, dirs):
+        self.where, self.text, self.args, self.dirs = where, text, args, dirs
+
+
+def expand(arg, bodies, where):
+    """An argument with the script references of the corpus format resolved."""
+    m = re.fullmatch(rb"@([A-Za-z0-9_]+)(\.sha|\.SHA)?", arg)
+    if not m:
+        return arg
+    name = m.group(1).decode()
+    if name not in bodies:
+        raise ValueError("%s: no script named @%s above" % (where, name))
+    body = bodies[name]
+    if m.group(2) is None:
+        return body
+    sha = hashlib.sha1(body).hexdigest()
+    return (sha.upper() if m.group(2) == b".SHA" else sha).encode()
+
+
+def parse_corpus(path):
+    """Returns the list of Case of one corpus file; ValueError names file:line."""
+    cases, bodies, pending = [], {}, {}
+    current = None  # (name, [lines]) of the body being read
+    base = os.path.basename(path)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for lineno, line in enumerate(lines, 1):
+        where = "%s:%d" % (base, lineno)
+        if current is not None:
+            if line == "|" or line.startswith("| "):
+                current[1].append(line[2:])
+                continue
+            bodies[current[0]] = "\n".join(current[1]).encode()
+            current = None
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith("@"):
+            name = s[1:]
+            if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+                raise ValueError("%s: bad script name %r" % (where, name))
+            current = (name, [])
+            continue
+        if s.startswith("!"):
+            name, _, arg = s[1:].partition(" ")
+            if name not in DIRECTIVES:
+                raise ValueError("%s: unknown directive !%s" % (where, name))
+            if name == "match":
+                pending["match"] = re.compile(arg.strip().encode("latin-1"), re.S)
+            else:
+                pending[name] = True
+            continue
+        try:
+            args = [expand(a, bodies, where) for a in split_args(s)]
+        except ValueError as e:
+            raise ValueError("%s: %s" % (where, e))
+        cases.append(Case(where, s, args, pending))
+        pending = {}
+    if current is not None:
+        raise ValueError("%s: script @%s at the end of the file is never used" % (base, current[0]))
+    if pending:
+        raise ValueError("%s: directive(s) %s at the end of the file" % (base, sorted(pending)))
+    return cases
+
+
+def show(b):
+    s = repr(bytes(b[:MAX_SHOWN]))
+    return s + ("... (%d bytes)" % len(b) if len(b) > MAX_SHOWN else "")
+
+
+def open_session(srv, proto):
+    cl = srv.client()
+    for cmd in (("FLUSHALL",), ("SCRIPT", "FLUSH"), ("SELECT", "0")):
+        r = cl.call(*cmd)
+        if r.is_error():
+            raise RuntimeError("%s: %s: %s" % (srv.name, " ".join(cmd), r.value))
+    if proto == 3:
+        r = cl.call("HELLO", "3")
+        if r.is_error():
+            raise RuntimeError("%s: HELLO 3: %s" % (srv.name, r.value))
+    return cl
+
+
+def run_one(cl, case):
+    """(what is compared, raw reply) of one case."""
+    r = cl.call(*case.args)
+    if case.dirs.get("ignore"):
+        return b"(ignored)", r.raw
+    if case.dirs.get("match"):
+        return (b"(matched)" if case.dirs["match"].search(r.raw) else b"(no match)"), r.raw
+    return r.raw, r.raw
+
+
+def applies(case, proto):
+    return not (case.dirs.get("resp2") and proto != 2 or case.dirs.get("resp3") and proto != 3)
+
+
+def compare_file(cases, ref, tgt, proto):
+    """Runs CASES on both servers; returns (number run, mismatch texts)."""
+    problems = []
+    try:
+        rc, tc = open_session(ref, proto), open_session(tgt, proto)
+    except (OSError, RuntimeError, ProtocolError) as e:
+        return 0, ["session failed: %s" % e]
+    n = 0
+    try:
+        for case in cases:
+            if not applies(case, proto):
+                continue
+            n += 1
+            want, want_raw = run_one(rc, case)
+            try:
+                got, got_raw = run_one(tc, case)
+            except (OSError, ProtocolError) as e:
+                problems.append("%s: %s\n    redis:  %s\n    zarisd: no reply (%s)"
+                                % (case.where, case.text, show(want_raw), e))
+                break  # the connection is out of step now
+            if got != want:
+                problems.append("%s: %s\n    redis:  %s\n    zarisd: %s"
+                                % (case.where, case.text, show(want_raw), show(got_raw)))
+    finally:
+        rc.close()
+        tc.close()
+    return n, problems
+
+
+def corpus_files():
+    files = sorted(glob.glob(os.path.join(CORPUS, "*.cases")))
+    pick = os.environ.get("ZARIS_CASES")
+    return [f for f in files if re.search(pick, os.path.basename(f))] if pick else files
+
+
+def show_mode(paths):
+    ref = start_redis()
+    for proto in (2, 3):
+        for p in paths:
+            print("=== %s RESP%d" % (p, proto))
+            cl = open_session(ref, proto)
+            for case in parse_corpus(p):
+                if applies(case, proto):
+                    print("%s %s\n    %s" % (case.where, case.text, show(cl.call(*case.args).raw)))
+            cl.close()
+
+
+def error_text(r):
+    return r.value if r.is_error() else None
+
+
+def undeclared_keys(z):
+    """zarisd only: declared keys run, undeclared ones are refused, the
+    allow-undeclared-keys flag lifts the refusal (redis-server has none of
+    this: it runs the first and refuses the flag as an unknown one)."""
+    cl = z.client()
+    cl.call("FLUSHALL")
+    cl.call("SET", "other", "v")
+    r = cl.call("EVAL", "return redis.call('get', KEYS[1])", "1", "other")
+    is_(r.raw, b"$1\r\nv\r\n", "undeclared keys: a declared key is read")
+    r = cl.call("EVAL", "return redis.call('get', 'other')", "0")
+    e = error_text(r)
+    ok(e is not None and "other" in e and "KEYS" in e,
+       "undeclared keys: GET of a key not in KEYS refused, naming the key and KEYS (%r)" % (e,))
+    r = cl.call("EVAL", "return redis.call('set', 'other', 'w')", "1", "declared")
+    ok(r.is_error(), "undeclared keys: SET of a key not in KEYS refused (%r)" % (r.value,))
+    is_(cl.call("GET", "other").raw, b"$1\r\nv\r\n", "undeclared keys: the refused SET wrote nothing")
+    r = cl.call("EVAL", "#!lua flags=allow-undeclared-keys\nreturn redis.call('set', 'other', 'x')", "0")
+    is_(r.raw, b"+OK\r\n", "undeclared keys: a script flagged allow-undeclared-keys writes any key")
+    is_(cl.call("GET", "other").raw, b"$1\r\nx\r\n", "undeclared keys: its write is there")
+    info = cl.call("INFO", "all").value
+    info = info.decode() if isinstance(info, bytes) else (info or "")
+    ok("scripts_all_shards_locked" in info, "undeclared keys: INFO counts scripts run with every shard locked")
+    cl.close()
+
+
+def table_without_err(z):
+    """error({}) (a table with no err field) makes redis-server 7.0.15
+    crash, so it is not in the corpus: zarisd answers it with an error
+    reply and goes on."""
+    cl = z.client()
+    r = cl.call("EVAL", "error({})", "0")
+    ok(r.is_error(), "error({}): an error reply (%r)" % (r.value,))
+    is_(cl.call("PING").raw, b"+PONG\r\n", "error({}): the server goes on")
+    cl.close()
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--show":
+        show_mode(sys.argv[2:])
+        return 0
+    files = corpus_files()
+    parsed = []
+    for p in files:
+        try:
+            parsed.append((p, parse_corpus(p)))
+        except ValueError as e:
+            bail_out(str(e))
+    ref = start_redis()
+    tgt = start_zarisd(threads=2)
+    with tgt.client() as probe:
+        r = probe.call("EVAL", "return 1", "0")
+        if r.is_error() and r.value.startswith("ERR unknown command"):
+            skip_all("this zarisd has no EVAL")
+    for p, cases in parsed:
+        for proto in (2, 3):
+            n, problems = compare_file(cases, ref, tgt, proto)
+            name = "%s RESP%d: %d commands as redis-server" % (os.path.basename(p), proto, n)
+            if not ok(n > 0 and not problems, name):
+                for t in problems[:25]:
+                    diag(t)
+                if len(problems) > 25:
+                    diag("... and %d more" % (len(problems) - 25))
+    if os.environ.get("ZARIS_STANDIN") != "redis-server":
+        undeclared_keys(tgt)
+        table_without_err(tgt)
+    return done_testing()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
