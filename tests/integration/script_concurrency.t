@@ -19,7 +19,6 @@
 
 import binascii
 import os
-import re
 import sys
 import threading
 
@@ -64,41 +63,6 @@ def key_in_half(prefix, upper):
     raise RuntimeError("no key found")
 
 
-def worker_counts(cl):
-    info = cl.call("INFO", "threads").value
-    info = info.decode() if isinstance(info, bytes) else info
-    return {int(w): int(n) for w, n in re.findall(r"worker(\d+):commands_processed=(\d+)", info)}
-
-
-def worker_of(cl):
-    """The worker serving CL: the one whose commands_processed rose by the
-    PINGs CL sent (the test sends nothing else meanwhile)."""
-    before = worker_counts(cl)
-    cl.pipeline([("PING",)] * 50)
-    after = worker_counts(cl)
-    grown = [w for w in after if after[w] - before.get(w, 0) >= 50]
-    return grown[0] if len(grown) == 1 else None
-
-
-def clients_on_two_workers(srv):
-    """Two connections of SRV on different workers (zarisd), or any two
-    (redis-server has one thread)."""
-    first = srv.client()
-    if not worker_counts(first):  # no INFO threads: one thread
-        return first, srv.client()
-    w0 = worker_of(first)
-    spare = []
-    for _ in range(64):
-        c = srv.client()
-        w = worker_of(c)
-        if w is not None and w != w0:
-            for s in spare:
-                s.close()
-            return first, c
-        spare.append(c)
-    raise RuntimeError("64 connections, all on worker %r" % w0)
-
-
 def overlap(srv):
     """Runs the two spinning scripts at once; returns their replies."""
     admin = srv.client()
@@ -106,7 +70,8 @@ def overlap(srv):
     r = admin.call("CONFIG", "SET", "busy-reply-threshold", "600000")
     if r.is_error():
         raise RuntimeError("CONFIG SET busy-reply-threshold: %s" % r.value)
-    a, b = clients_on_two_workers(srv)
+    a = srv.client()
+    b = client_on_other_worker(srv, a)
     ka, kb = key_in_half("spin", False), key_in_half("spin", True)
     a.send("EVAL", SPIN, "1", ka, "a", "2", str(SPIN_BOUND))
     b.send("EVAL", SPIN, "1", kb, "b", "2", str(SPIN_BOUND))
