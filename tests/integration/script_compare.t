@@ -8,6 +8,8 @@
 # purpose: a key a script did not declare in KEYS is refused, unless the
 # script says allow-undeclared-keys.
 #
+# The script registry from two connections (two workers) is compared too.
+#
 # Corpus format (one command a line, split as redis-cli splits):
 #   # comment               ignored
 #   @name                   starts a script body named NAME; each following
@@ -190,6 +192,27 @@ def error_text(r):
     return r.value if r.is_error() else None
 
 
+def across_workers(srv):
+    """The script registry seen from two connections (on two workers of
+    zarisd): raw replies of SCRIPT LOAD on one and EVALSHA on the other,
+    SCRIPT FLUSH on one and NOSCRIPT on the other, an EVAL's body cached
+    for the other."""
+    a = srv.client()
+    b = client_on_other_worker(srv, a)
+    body = "return {'across', KEYS[1], ARGV[1]}"
+    sha = hashlib.sha1(body.encode()).hexdigest()
+    steps = [(a, ("SCRIPT", "FLUSH")), (b, ("EVALSHA", sha, "1", "k", "v")), (a, ("SCRIPT", "LOAD", body)),
+             (b, ("SCRIPT", "EXISTS", sha)), (b, ("EVALSHA", sha, "1", "k", "v")),
+             (a, ("EVALSHA", sha, "1", "k2", "v2")), (b, ("SCRIPT", "FLUSH")), (a, ("SCRIPT", "EXISTS", sha)),
+             (a, ("EVALSHA", sha, "1", "k", "v")), (b, ("EVAL", body, "1", "k3", "v3")),
+             (a, ("EVALSHA", sha, "1", "k4", "v4")), (a, ("SCRIPT", "FLUSH", "ASYNC")),
+             (b, ("EVALSHA", sha, "0"))]
+    out = [c.call(*cmd).raw for c, cmd in steps]
+    a.close()
+    b.close()
+    return [" ".join(cmd) for _, cmd in steps], out
+
+
 def undeclared_keys(z):
     """zarisd only: declared keys run, undeclared ones are refused, the
     allow-undeclared-keys flag lifts the refusal (redis-server has none of
@@ -252,6 +275,12 @@ def main():
                     diag(t)
                 if len(problems) > 25:
                     diag("... and %d more" % (len(problems) - 25))
+    names, want = across_workers(ref)
+    _, got = across_workers(tgt)
+    if not ok(got == want, "the script registry across two workers' connections as redis-server's"):
+        for n, w, g in zip(names, want, got):
+            if w != g:
+                diag("%s\n    redis:  %s\n    zarisd: %s" % (n, show(w), show(g)))
     if os.environ.get("ZARIS_STANDIN") != "redis-server":
         undeclared_keys(tgt)
         table_without_err(tgt)
