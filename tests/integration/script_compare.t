@@ -213,10 +213,19 @@ def across_workers(srv):
     return [" ".join(cmd) for _, cmd in steps], out
 
 
+def all_shards_count(cl):
+    """INFO's scripts_all_shards_locked, or None without it."""
+    info = cl.call("INFO", "all").value
+    info = info.decode() if isinstance(info, bytes) else (info or "")
+    m = re.search(r"scripts_all_shards_locked:(\d+)", info)
+    return int(m.group(1)) if m else None
+
+
 def undeclared_keys(z):
     """zarisd only: declared keys run, undeclared ones are refused, the
-    allow-undeclared-keys flag lifts the refusal (redis-server has none of
-    this: it runs the first and refuses the flag as an unknown one)."""
+    allow-undeclared-keys flag (or setting) lifts the refusal and the script
+    runs with every shard locked, counted in INFO (redis-server has none of
+    this: it runs them all and refuses the flag as an unknown one)."""
     cl = z.client()
     cl.call("FLUSHALL")
     cl.call("SET", "other", "v")
@@ -228,14 +237,31 @@ def undeclared_keys(z):
        "undeclared keys: GET of a key not in KEYS refused, naming the key and KEYS (%r)" % (e,))
     r = cl.call("EVAL", "return redis.call('set', 'other', 'w')", "1", "declared")
     ok(r.is_error(), "undeclared keys: SET of a key not in KEYS refused (%r)" % (r.value,))
+    r = cl.call("EVAL", "return redis.pcall('get', 'other')", "0")
+    ok(r.is_error() and "other" in r.value, "undeclared keys: pcall gets the refusal as an error table (%r)" % (r.value,))
     is_(cl.call("GET", "other").raw, b"$1\r\nv\r\n", "undeclared keys: the refused SET wrote nothing")
+    before = all_shards_count(cl)
+    ok(before is not None, "undeclared keys: INFO has scripts_all_shards_locked")
     r = cl.call("EVAL", "#!lua flags=allow-undeclared-keys\nreturn redis.call('set', 'other', 'x')", "0")
     is_(r.raw, b"+OK\r\n", "undeclared keys: a script flagged allow-undeclared-keys writes any key")
     is_(cl.call("GET", "other").raw, b"$1\r\nx\r\n", "undeclared keys: its write is there")
-    info = cl.call("INFO", "all").value
-    info = info.decode() if isinstance(info, bytes) else (info or "")
-    ok("scripts_all_shards_locked" in info, "undeclared keys: INFO counts scripts run with every shard locked")
+    after = all_shards_count(cl)
+    ok(before is not None and after == before + 1, "undeclared keys: counted in INFO (%r -> %r)" % (before, after))
     cl.close()
+    try:
+        z2 = start_zarisd(threads=2, extra=["--allow-undeclared-keys", "yes"], name="zarisd-undeclared")
+    except RuntimeError as e:
+        ok(False, "undeclared keys: zarisd starts with --allow-undeclared-keys yes (%s)" % str(e).split("\n")[0])
+        return
+    cl = z2.client()
+    cl.call("SET", "other", "v")
+    before = all_shards_count(cl)
+    r = cl.call("EVAL", "return redis.call('get', 'other')", "0")
+    is_(r.raw, b"$1\r\nv\r\n", "allow-undeclared-keys yes: an unflagged script reads any key")
+    after = all_shards_count(cl)
+    ok(before is not None and after == before + 1, "allow-undeclared-keys yes: counted in INFO (%r -> %r)" % (before, after))
+    cl.close()
+    z2.stop()
 
 
 def table_without_err(z):
