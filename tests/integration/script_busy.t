@@ -170,10 +170,7 @@ def compare(what, want, got):
 
 def main():
     z = start_zarisd(threads=2)
-    with z.client() as probe:
-        r = probe.call("EVAL", "return 1", "0")
-        if r.is_error() and r.value.startswith("ERR unknown command"):
-            skip_all("this zarisd has no EVAL")
+    require_eval(z)
     r = start_redis()
     want = killable(r)
     ok(want["busy"] and want["killed script's reply"].startswith(b"-ERR Script killed by user"),

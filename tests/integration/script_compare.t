@@ -288,10 +288,7 @@ def main():
             bail_out(str(e))
     ref = start_redis()
     tgt = start_zarisd(threads=2)
-    with tgt.client() as probe:
-        r = probe.call("EVAL", "return 1", "0")
-        if r.is_error() and r.value.startswith("ERR unknown command"):
-            skip_all("this zarisd has no EVAL")
+    require_eval(tgt)
     for p, cases in parsed:
         for proto in (2, 3):
             n, problems = compare_file(cases, ref, tgt, proto)

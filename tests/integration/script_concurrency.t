@@ -122,10 +122,7 @@ def counter(srv, runs, nclients=8, batch=100):
 def main():
     runs = sweep_size("ZARIS_SCRIPT_RUNS", 100000, 20000)
     z = start_zarisd(threads=2)
-    with z.client() as probe:
-        r = probe.call("EVAL", "return 1", "0")
-        if r.is_error() and r.value.startswith("ERR unknown command"):
-            skip_all("this zarisd has no EVAL")
+    require_eval(z)
     ra, rb = overlap(z)
     ok(isinstance(ra, list) and ra[0] == b"saw the other",
        "overlap: the script on the first worker saw the other's key while it ran (%r)" % (ra,))

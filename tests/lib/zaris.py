@@ -42,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "worker_of", "client_on_other_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "sweep_size", "require_eval", "worker_of", "client_on_other_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -771,6 +771,23 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
     if not wait_blocked(admin, expect_blocked):
         raise RuntimeError("client did not block on %r" % (cmd,))
     return c
+
+
+# ------------------------------------------------------------ scripting
+
+def require_eval(srv):
+    """Skips the whole test when SRV has no EVAL (unknown command); bails
+    out, with the end of its log, when EVAL "return 1" 0 does not answer
+    :1 (a crash closes the connection)."""
+    try:
+        with srv.client() as probe:
+            r = probe.call("EVAL", "return 1", "0")
+    except (OSError, ProtocolError) as e:
+        bail_out("%s: no reply to EVAL \"return 1\" 0 (%s); log:\n%s" % (srv.name, e, srv.log_tail(1500)))
+    if r.is_error() and r.value.startswith("ERR unknown command"):
+        skip_all("%s has no EVAL" % srv.name)
+    if r.raw != b":1\r\n":
+        bail_out("%s: EVAL \"return 1\" 0 answered %r" % (srv.name, r.raw))
 
 
 # ------------------------------------------------------------ workers
