@@ -131,7 +131,7 @@ static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_ar
 	struct server *srv = x->c->srv;
 	if (!x->all && (cmd->flags & (CMD_WHOLEDB | CMD_SELFLOCK))) {
 		snprintf(err, errsize,
-			 "ERR Script attempted to run '%s', which needs every shard, without the "
+			 "Script attempted to run '%s', which needs every shard, without the "
 			 "allow-undeclared-keys flag",
 			 cmd->name);
 		return -1;
@@ -144,9 +144,8 @@ static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_ar
 			if (x->slot < 0) {
 				x->slot = slot;
 			} else if (slot != x->slot) {
-				snprintf(
-					err, errsize,
-					"ERR Script attempted to access keys that do not hash to the same slot");
+				snprintf(err, errsize,
+					 "Script attempted to access keys that do not hash to the same slot");
 				return -1;
 			}
 		}
@@ -154,7 +153,7 @@ static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_ar
 			continue;
 		if (!shard_held(x, store_shard_of(srv->store, argv[i].ptr, argv[i].len))) {
 			snprintf(err, errsize,
-				 "ERR Script attempted to access key '%.*s', which was not declared in KEYS "
+				 "Script attempted to access key '%.*s', which was not declared in KEYS "
 				 "(declare it, or flag the script allow-undeclared-keys)",
 				 (int)(argv[i].len > 128 ? 128 : argv[i].len), argv[i].ptr);
 			return -1;

@@ -344,7 +344,9 @@ void script_lua_to_resp(lua_State *L, struct obuf *out, bool resp2_script)
 		if (field(L, "verbatim_string") == LUA_TTABLE) {
 			if (field(L, "format") == LUA_TSTRING) {
 				const char *fmt = lua_tostring(L, -1);
-				if (field(L, "string") == LUA_TSTRING) {
+				lua_pushstring(L, "string");
+				lua_rawget(L, -3);
+				if (lua_type(L, -1) == LUA_TSTRING) {
 					const char *s = lua_tolstring(L, -1, &len);
 					reply_verbatim(out, s, len, fmt);
 					lua_pop(L, 4);

@@ -113,8 +113,11 @@ static int sandbox_rawset(lua_State *L)
 	luaL_checktype(L, 1, LUA_TTABLE);
 	luaL_checkany(L, 2);
 	luaL_checkany(L, 3);
-	if (is_readonly(L, 1))
-		return luaL_error(L, RO_ERROR);
+	/* no location prefix: Redis's error comes from inside the C call */
+	if (is_readonly(L, 1)) {
+		lua_pushstring(L, RO_ERROR);
+		return lua_error(L);
+	}
 	lua_settop(L, 3);
 	lua_rawset(L, 1);
 	return 1;
@@ -125,8 +128,10 @@ static int sandbox_setmetatable(lua_State *L)
 	int t = lua_type(L, 2);
 	luaL_checktype(L, 1, LUA_TTABLE);
 	luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table expected");
-	if (is_readonly(L, 1))
-		return luaL_error(L, RO_ERROR);
+	if (is_readonly(L, 1)) {
+		lua_pushstring(L, RO_ERROR);
+		return lua_error(L);
+	}
 	if (luaL_getmetafield(L, 1, "__metatable"))
 		return luaL_error(L, "cannot change a protected metatable");
 	lua_settop(L, 2);
