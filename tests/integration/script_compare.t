@@ -41,6 +41,7 @@ from zaris import split_args  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "script_corpus")
 MAX_SHOWN = 300
+sys.setrecursionlimit(60000)  # the reply parser recurses once per nesting level (sizes.cases)
 DIRECTIVES = {"resp2", "resp3", "ignore", "match", "divergence", "divergence-file"}
 FILE_DIVERGENCE = {}  # corpus file -> why the whole file is a TODO
 
