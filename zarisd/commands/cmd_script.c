@@ -40,14 +40,6 @@
 
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
 
-/* EVAL runs that held every shard lock (INFO scripts_all_shards_locked). */
-static _Atomic uint64_t all_locked_runs;
-
-uint64_t cmd_script_all_locked_runs(void)
-{
-	return atomic_load_explicit(&all_locked_runs, memory_order_relaxed);
-}
-
 /* One EVAL's state, the host's context. */
 struct eval_ctx {
 	struct client *c;  /* the caller */
@@ -351,7 +343,7 @@ static void run_all_locked(struct eval_ctx *x)
 		store_unlock_set(s, x->held, x->nheld);
 	store_lock_all(s);
 	x->all = true;
-	atomic_fetch_add_explicit(&all_locked_runs, 1, memory_order_relaxed);
+	script_count_all_locked();
 	script_execute(&x->run, &x->c->out);
 	store_unlock_all(s);
 	if (x->nheld)

@@ -171,6 +171,19 @@ void script_registry_free(void)
 	pthread_mutex_unlock(&reg.mu);
 }
 
+/* relaxed: a statistic, ordered with nothing */
+static _Atomic uint64_t all_locked_runs;
+
+void script_count_all_locked(void)
+{
+	atomic_fetch_add_explicit(&all_locked_runs, 1, memory_order_relaxed);
+}
+
+uint64_t script_all_locked_runs(void)
+{
+	return atomic_load_explicit(&all_locked_runs, memory_order_relaxed);
+}
+
 /* --- shebang ------------------------------------------------------------- */
 
 static const struct {

@@ -122,6 +122,11 @@ int script_kill(void);
  * answered -BUSY). Any thread. */
 bool script_any_busy(void);
 
+/* INFO stats scripts_all_shards_locked: scripts run with every shard
+ * lock held (allow-undeclared-keys). Any thread. */
+void script_count_all_locked(void);
+uint64_t script_all_locked_runs(void);
+
 /* Frees this thread's engine (also done when the thread exits). */
 void script_thread_exit(void);
 
