@@ -5,8 +5,9 @@
 # steps against redis-server: acquire, a second client's non-blocking
 # acquire refused, a second client blocked until the release, extend (added
 # and replaced TTL), reacquire, release, and LockNotOwnedError for a lock
-# whose key another owner holds. Every step's result is checked, and the
-# list of results must be redis-server's.
+# whose key another owner holds; then redis-py's Script objects themselves
+# (after SCRIPT FLUSH, in a transaction pipeline). Every step's result is
+# checked, and the list of results must be redis-server's.
 
 import os
 import sys
@@ -114,6 +115,23 @@ def steps(srv):
     step("lock without timeout: extend", outcome(lambda: forever.extend(1)))
     step("lock without timeout: no ttl", r1.pttl("res2"))
 
+    # redis-py's Script objects (what Lock is built on): EVALSHA, NOSCRIPT
+    # then SCRIPT LOAD and again, in a transaction pipeline
+    incr_by = r1.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    step("script: first call", outcome(lambda: incr_by(keys=["n"], args=[5])))
+    r1.script_flush()
+    step("script: after SCRIPT FLUSH", outcome(lambda: incr_by(keys=["n"], args=[2])))
+    def piped():
+        p = r1.pipeline(transaction=True)
+        incr_by(keys=["n"], args=[1], client=p)
+        p.get("n")
+        incr_by(keys=["n"], args=[10], client=p)
+        return p.execute()
+    r1.script_flush()
+    step("script: in a pipeline after SCRIPT FLUSH", outcome(piped))
+    step("script: an error", outcome(lambda: r1.register_script("return redis.call('INCR', KEYS[1])")(keys=["res2"])))
+    step("script: eval", outcome(lambda: r1.eval("return {KEYS[1], ARGV[1]}", 1, "a", "b")))
+
     # the context manager, and a lock on a key with a hash tag
     with r1.lock("{tag}res", timeout=5) as held:
         step("context manager holds", held.owned())
@@ -140,6 +158,8 @@ EXPECTED = {
     "release of an unlocked lock": "LockError", "extend of an unlocked lock": "LockError",
     "lock without timeout: acquire": True, "lock without timeout: extend": "LockError",
     "lock without timeout: no ttl": -1, "context manager holds": True, "context manager released": 0,
+    "script: first call": 5, "script: after SCRIPT FLUSH": 7, "script: in a pipeline after SCRIPT FLUSH": [8, b"8", 18],
+    "script: an error": "ResponseError", "script: eval": [b"a", b"b"],
 }
 
 
