@@ -23,6 +23,9 @@
 #   !divergence WHY         the next command is a known divergence of zarisd
 #                           (DIVERGENCES.md): its comparison is a TAP TODO
 #   !divergence-file WHY    the same for the whole file
+#   !own-servers            the file runs on a fresh redis-server and a fresh
+#                           zarisd with one thread, stopped after it (for
+#                           cases that may break the server's Lua state)
 #
 #   script_compare.t --show FILE..   prints redis-server's replies (RESP2 and
 #                                    RESP3), to write or check a corpus file
@@ -42,7 +45,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "script_corpus")
 MAX_SHOWN = 300
 sys.setrecursionlimit(60000)  # the reply parser recurses once per nesting level (sizes.cases)
-DIRECTIVES = {"resp2", "resp3", "ignore", "match", "divergence", "divergence-file"}
+DIRECTIVES = {"resp2", "resp3", "ignore", "match", "divergence", "divergence-file", "own-servers"}
+OWN_SERVERS = set()   # corpus files run on a fresh pair of one-thread servers
 FILE_DIVERGENCE = {}  # corpus file -> why the whole file is a TODO
 
 
@@ -98,6 +102,8 @@ def parse_corpus(path):
                 raise ValueError("%s: unknown directive !%s" % (where, name))
             if name == "match":
                 pending["match"] = re.compile(arg.strip().encode("latin-1"), re.S)
+            elif name == "own-servers":
+                OWN_SERVERS.add(path)
             elif name in ("divergence", "divergence-file"):
                 if not arg.strip():
                     raise ValueError("%s: !%s needs a reason" % (where, name))
@@ -372,7 +378,13 @@ def main():
     require_eval(tgt)
     for p, cases in parsed:
         for proto in (2, 3):
-            n, problems, known = compare_file(cases, ref, tgt, proto)
+            if p in OWN_SERVERS:
+                r1, t1 = start_redis(name="redis-own"), start_zarisd(threads=1, name="zarisd-own")
+                n, problems, known = compare_file(cases, r1, t1, proto)
+                r1.stop()
+                t1.stop()
+            else:
+                n, problems, known = compare_file(cases, ref, tgt, proto)
             name = "%s RESP%d: %d commands as redis-server" % (os.path.basename(p), proto, n)
             if p in FILE_DIVERGENCE:
                 if not todo(n > 0 and not problems, name, FILE_DIVERGENCE[p]):
