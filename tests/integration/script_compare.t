@@ -333,6 +333,16 @@ def undeclared_keys(z):
        "undeclared keys: DBSIZE (every shard) refused without the flag (%r)" % (r.value,))
     r = cl.call("EVAL", "#!lua flags=allow-undeclared-keys\nreturn redis.call('DBSIZE')", "0")
     is_(r.raw, cl.call("DBSIZE").raw, "undeclared keys: DBSIZE with the flag as outside a script")
+    for cmd in (("KEYS", "*"), ("SCAN", "0"), ("RANDOMKEY",), ("FLUSHDB",)):
+        args = ", ".join("'%s'" % a for a in cmd)
+        r = cl.call("EVAL", "return redis.call(%s)" % args, "0")
+        ok(r.is_error() and "allow-undeclared-keys" in r.value,
+           "undeclared keys: %s (every shard) refused without the flag" % cmd[0])
+        r = cl.call("EVAL", "#!lua flags=allow-undeclared-keys\nreturn redis.call(%s)" % args, "0")
+        ok(not r.is_error(), "undeclared keys: %s runs with the flag (%r)" % (cmd[0], r.raw[:60]))
+    # the check is by shard: a key with a declared key's hash tag is in its shard
+    r = cl.call("EVAL", "return redis.call('SET', '{tag}undeclared', 'same shard')", "1", "{tag}declared")
+    is_(r.raw, b"+OK\r\n", "undeclared keys: a key in a declared key's shard (same hash tag) runs")
     cl.close()
     try:
         z2 = start_zarisd(threads=2, extra=["--allow-undeclared-keys", "yes"], name="zarisd-undeclared")
