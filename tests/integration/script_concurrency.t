@@ -7,7 +7,9 @@
 # or a bound on its iterations runs out. Each can see the other's key count
 # only while both run: a server that ran them one after the other makes the
 # first give up (redis-server, single-threaded, does: checked too, so the
-# test can tell the two apart). No wall clock is asked.
+# test can tell the two apart). No wall clock is asked. On keys of one shard
+# (one hash tag) they must not overlap: one gives up, the other then sees
+# both keys.
 #
 # Counter: a read-modify-write script (GET, then SET of the value plus one:
 # exact only when each script runs alone on its key) run 100,000 times by
@@ -63,8 +65,9 @@ def key_in_half(prefix, upper):
     raise RuntimeError("no key found")
 
 
-def overlap(srv):
-    """Runs the two spinning scripts at once; returns their replies."""
+def overlap(srv, same_shard=False):
+    """Runs the two spinning scripts at once (on keys of one shard with
+    SAME_SHARD); returns their replies."""
     admin = srv.client()
     admin.call("FLUSHALL")
     r = admin.call("CONFIG", "SET", "busy-reply-threshold", "600000")
@@ -72,7 +75,10 @@ def overlap(srv):
         raise RuntimeError("CONFIG SET busy-reply-threshold: %s" % r.value)
     a = srv.client()
     b = client_on_other_worker(srv, a)
-    ka, kb = key_in_half("spin", False), key_in_half("spin", True)
+    if same_shard:
+        ka, kb = "{spin}a", "{spin}b"
+    else:
+        ka, kb = key_in_half("spin", False), key_in_half("spin", True)
     a.send("EVAL", SPIN, "1", ka, "a", "2", str(SPIN_BOUND))
     b.send("EVAL", SPIN, "1", kb, "b", "2", str(SPIN_BOUND))
     ra, rb = a.read_reply().py(), b.read_reply().py()
@@ -128,6 +134,9 @@ def main():
        "overlap: the script on the first worker saw the other's key while it ran (%r)" % (ra,))
     ok(isinstance(rb, list) and rb[0] == b"saw the other",
        "overlap: the script on the second worker saw the other's key while it ran (%r)" % (rb,))
+    ra, rb = overlap(z, same_shard=True)
+    ok(sorted([ra[0], rb[0]]) == [b"gave up", b"saw the other"],
+       "no overlap on one shard: one script gives up, the other then sees both keys (%r, %r)" % (ra, rb))
     ra, rb = overlap(start_redis())
     ok(ra == [b"gave up", 0] and isinstance(rb, list) and rb[0] == b"saw the other",
        "overlap: redis-server runs them one after the other, so the first gives up (%r, %r)" % (ra, rb))
