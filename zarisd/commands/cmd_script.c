@@ -397,6 +397,7 @@ static void eval_generic(struct client *c, bool evalsha, bool ro)
 	x.run.host.call = host_call;
 	x.run.host.ctx = &x;
 	x.run.busy_ms = busy_threshold(srv);
+	x.run.stop = &srv->shutdown;
 	/* the declared keys' slot: the dispatcher refused CROSSSLOT already */
 	if (srv->cluster && numkeys > 0)
 		x.slot = (int)zr_key_slot(c->argv[3].ptr, c->argv[3].len);

@@ -529,7 +529,8 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 		       "killing the script using the SCRIPT KILL command. Script name is: %s.",
 		       (long long)(mono_ms() - run->start_ms), run->sha);
 	}
-	if (atomic_load_explicit(&e->kill, memory_order_acquire)) {
+	bool stopping = run->stop && atomic_load_explicit(run->stop, memory_order_relaxed) && !run->wrote;
+	if (stopping || atomic_load_explicit(&e->kill, memory_order_acquire)) {
 		zr_log(ZR_LOG_WARNING, "Lua script killed by user with SCRIPT KILL.");
 		/* every line from now on: a pcall in the script cannot swallow it */
 		lua_sethook(L, kill_hook, LUA_MASKLINE, 0);

@@ -23,6 +23,7 @@
 #ifndef ZR_SCRIPT_H
 #define ZR_SCRIPT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +92,8 @@ struct script_run {
 	const struct resp_arg *args;
 	int nargs;
 	struct script_host host;
-	int64_t busy_ms; /* busy-reply-threshold (0: never busy) */
+	int64_t busy_ms;	 /* busy-reply-threshold (0: never busy) */
+	const _Atomic int *stop; /* non-zero: the server stops; a script that wrote nothing is ended */
 	/* the engine's, while it runs: */
 	int64_t start_ms; /* CLOCK_MONOTONIC at the start */
 	bool wrote;	  /* a write command ran (script_mark_write): SCRIPT KILL refuses */
