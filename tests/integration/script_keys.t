@@ -124,6 +124,18 @@ r = a.call("EVAL", "redis.call('set', 'x1', '1'); return redis.call('flushdb')",
 is_(r.raw, b"+OK\r\n", "FLUSHDB from a script with every shard locked")
 is_(b.call("DBSIZE").py(), 0, "it emptied the database")
 ctrl.callv("CONFIG", "SET", "allow-undeclared-keys", "no")
+# inside MULTI: EXEC holds its commands' shard locks, which a script needing
+# every shard cannot retake in order; with a whole-keyspace command queued
+# EXEC holds them all and the script runs
+r = [a.call(*cmd).raw for cmd in [("MULTI",), ("EVAL", flagged, 0), ("EXEC",)]]
+ok(r[2].startswith(b"*1\r\n-ERR a script that uses undeclared keys cannot run inside MULTI"),
+   "MULTI: a script needing every shard is refused inside EXEC") or diag(r)
+r = [a.call(*cmd).raw for cmd in [("MULTI",), ("FLUSHDB",), ("EVAL", flagged, 0), ("EXEC",)]]
+is_(r[3], b"*2\r\n+OK\r\n+OK\r\n", "MULTI with FLUSHDB queued: every shard held, the script runs")
+is_(b.call("GET", key).py(), b"flagged", "and wrote")
+r = [a.call(*cmd).raw for cmd in [("MULTI",), ("EVAL", "return redis.call('incr', KEYS[1])", 1, "m"),
+                                  ("EVAL", "return redis.call('incr', KEYS[1])", 1, "m"), ("EXEC",)]]
+is_(r[3], b"*2\r\n:1\r\n:2\r\n", "scripts of declared keys inside MULTI")
 r = a.call("EVAL", "return redis.call('incr', '%s:n')" % key, 0)
 ok(r.is_error(), "setting off again: refused again")
 

@@ -410,9 +410,19 @@ static void eval_generic(struct client *c, bool evalsha, bool ro)
 	s->c.flags |= CLIENT_IN_EXEC;
 	bool undeclared = (!compat && (flags & SCRIPT_FLAG_ALLOW_UNDECLARED)) ||
 			  atomic_load_explicit(&srv->cfg->allow_undeclared_keys, memory_order_relaxed);
-	if (undeclared)
+	if (undeclared && (c->flags & CLIENT_IN_EXEC) && !store_thread_all_locked()) {
+		/* EXEC holds the shard locks of every queued command: they
+		 * cannot be given back and taken again in order here */
+		reply_error(&c->out,
+			    "ERR a script that uses undeclared keys cannot run inside MULTI unless the "
+			    "transaction locks every shard");
+	} else if (undeclared && store_thread_all_locked()) {
+		x.all = true; /* inside an EXEC that holds every lock */
+		script_count_all_locked();
+		script_execute(&x.run, &c->out);
+	} else if (undeclared) {
 		run_all_locked(&x);
-	else
+	} else
 		script_execute(&x.run, &c->out);
 	s->c.flags &= ~CLIENT_IN_EXEC;
 	if (held && held != stack)
