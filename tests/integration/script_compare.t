@@ -4,11 +4,12 @@
 # RESP3 (HELLO 3), raw replies compared byte for byte.  One TAP line per
 # (corpus file, protocol); a mismatch prints file:line, the command and both
 # replies.  Each file starts on a new connection after FLUSHALL and SCRIPT
-# FLUSH.  Then zarisd's own expectations, where it differs from Redis on
-# purpose: a key a script did not declare in KEYS is refused, unless the
-# script says allow-undeclared-keys.
-#
-# The script registry from two connections (two workers) is compared too.
+# FLUSH.  Then: the script registry from two connections (two workers);
+# INFO's command and error counts after script errors; and zarisd's own
+# expectations, where it differs from Redis on purpose: a key a script did
+# not declare in KEYS, or a command that needs every shard, is refused
+# unless the script says allow-undeclared-keys (or the setting is on).
+# Known divergences are TAP TODOs (script_corpus/DIVERGENCES.md).
 #
 # Corpus format (one command a line, split as redis-cli splits):
 #   # comment               ignored
