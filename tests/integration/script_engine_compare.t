@@ -14,7 +14,8 @@
 # globals and libraries, no os / print / dofile / loadfile), argument
 # conversion (numbers as %.17g, tables refused), EVAL's argument errors,
 # EVALSHA's NOSCRIPT, SCRIPT LOAD / EXISTS / FLUSH, shebang flags and their
-# errors, EVAL_RO, and the commands a script may not run.
+# errors, EVAL_RO, the commands a script may not run, and the OOM rules
+# (first growing write refused, allow-oom, no-writes).
 #
 # The scripts touch keys they do not declare, as Redis allows: zarisd runs
 # with allow-undeclared-keys yes here (script_keys.t has the refusal).
@@ -148,6 +149,25 @@ def scenarios(srv):
             ("SCRIPT", "NOSUCH"), ("SCRIPT",),
         ])))
         c.close()
+    # over maxmemory (noeviction): a script's first write of a growing
+    # command is refused, a flagged script without allow-oom does not run
+    c = srv.client()
+    c.call("SET", "pre", "1")
+    c.call("CONFIG", "SET", "maxmemory", "1")
+    out.append(("over maxmemory", steps(c, [
+        ("EVAL", "return redis.call('get', KEYS[1])", 1, "pre"),
+        ("EVAL", "return redis.call('set', KEYS[1], 'x')", 1, "pre"),
+        ("EVAL", "return redis.pcall('set', KEYS[1], 'x')", 1, "pre"),
+        ("EVAL", "return redis.call('del', KEYS[1])", 1, "nokey"),
+        ("EVAL", "#!lua\nreturn redis.call('get', KEYS[1])", 1, "pre"),
+        ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1, "pre"),
+        ("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', KEYS[1], 'y')", 1, "pre"),
+        ("EVAL_RO", "#!lua\nreturn 1", 0),
+        ("MULTI",), ("EVAL", "#!lua\nreturn 1", 0), ("EXEC",),
+        ("GET", "pre"),
+    ])))
+    c.call("CONFIG", "SET", "maxmemory", "0")
+    c.close()
     return out
 
 

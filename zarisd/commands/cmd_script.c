@@ -251,13 +251,17 @@ static long long busy_threshold(struct server *srv)
 }
 
 /* Redis's scriptPrepareForRun: the flags' refusals, before anything
- * runs. False after replying. */
+ * runs. A flagged script that may write is, for Redis's processCommand, a
+ * write command that may grow memory (scriptFlagsToCmdFlags): outside
+ * EXEC its replica, disk and memory refusals are the generic ones that
+ * gate comes to first. False after replying. */
 static bool flags_allow(struct client *c, uint32_t flags, bool ro)
 {
 	struct server *srv = c->srv;
 	bool replica = atomic_load_explicit(&srv->repl_replica, memory_order_relaxed);
 	bool stale = replica && !atomic_load_explicit(&srv->repl_link_up, memory_order_relaxed) &&
 		     !atomic_load_explicit(&srv->cfg->replica_serve_stale_data, memory_order_relaxed);
+	bool gate = !(c->flags & CLIENT_IN_EXEC); /* processCommand saw the flags */
 	if (flags & SCRIPT_FLAG_COMPAT) {
 		if (stale) {
 			reply_error(&c->out,
@@ -271,15 +275,30 @@ static bool flags_allow(struct client *c, uint32_t flags, bool ro)
 		reply_error(&c->out, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
 		return false;
 	}
+	bool writes = !(flags & SCRIPT_FLAG_NO_WRITES);
+	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
+	bool oom = maxmemory > 0 && writes && !(flags & SCRIPT_FLAG_ALLOW_OOM) &&
+		   zr_mem_used() > (size_t)maxmemory;
+	int derr = writes ? persist_write_errno(srv->persist) : 0;
+	bool ro_replica =
+		replica && writes && atomic_load_explicit(&srv->cfg->replica_read_only, memory_order_relaxed);
+	if (gate && (ro_replica || derr || oom)) {
+		if (ro_replica)
+			reply_error(&c->out, "READONLY You can't write against a read only replica.");
+		else if (derr)
+			reply_errorf(&c->out, "MISCONF Errors writing to the AOF file: %s", strerror(derr));
+		else
+			reply_error(&c->out, "OOM command not allowed when used memory > 'maxmemory'.");
+		return false;
+	}
 	if (stale && !(flags & SCRIPT_FLAG_ALLOW_STALE)) {
 		reply_error(&c->out,
 			    "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to "
 			    "'no' and 'allow-stale' flag is not set on the script.");
 		return false;
 	}
-	if (!(flags & SCRIPT_FLAG_NO_WRITES)) {
-		int derr = persist_write_errno(srv->persist);
-		if (replica && atomic_load_explicit(&srv->cfg->replica_read_only, memory_order_relaxed)) {
+	if (writes) {
+		if (ro_replica) {
 			reply_error(&c->out,
 				    "READONLY Can not run script with write flag on readonly replica");
 			return false;
@@ -305,9 +324,7 @@ static bool flags_allow(struct client *c, uint32_t flags, bool ro)
 			return false;
 		}
 	}
-	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
-	if (maxmemory > 0 && !(flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES)) &&
-	    zr_mem_used() > (size_t)maxmemory) {
+	if (oom) {
 		reply_error(&c->out, "OOM allow-oom flag is not set on the script, can not run it when used "
 				     "memory > 'maxmemory'");
 		return false;
