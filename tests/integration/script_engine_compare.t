@@ -59,6 +59,12 @@ ERRORS = [
     "return redis.log('x', 'y')", "return redis.log(99, 'y')", "return redis.set_repl(99)",
     "return redis.set_repl()", "return redis.sha1hex()", "return rawset(_G, 'z', 1)",
     "return setmetatable(_G, {})", "return math.random(0)",
+    "getmetatable('').__index.upper = nil", "getmetatable('').__index = nil",
+    "return type(getmetatable(_G))", "return type(getmetatable(_G).__index)",
+    "getmetatable(_G).__index = nil", "setfenv(0, {})", "return getfenv", "return newproxy",
+    "local n = 0 for k, v in pairs(redis) do n = n + 1 end return n",
+    "local n = 0 for k, v in pairs(string) do n = n + 1 end return n",
+    "return ('abc'):upper()", "return type(__redis__err__handler)", "return next({})",
 ]
 
 CALLS = [

@@ -48,6 +48,7 @@ struct engine {
 	int ref_flags;	  /* sha -> shebang flags, */
 	int ref_readonly; /* the set of read-only tables (weak keys), */
 	int ref_globals;  /* the real globals table */
+	int ref_proxy;	  /* the globals scripts see */
 	unsigned gc_countdown;
 	uint32_t rand_x[3]; /* redis.math.random's 48-bit state (Redis's rand.c) */
 	char *argbuf;	    /* redis.call's argument copies */
@@ -159,9 +160,41 @@ static void make_proxy(lua_State *L, struct engine *e)
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, readonly_newindex);
 	lua_setfield(L, -2, "__newindex");
+	/* getmetatable() must not hand out the real table */
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
 	lua_setmetatable(L, -2);
 	lua_remove(L, -2);
 	mark_readonly(L, e, -1);
+}
+
+/* next() and pairs() over a read-only proxy walk the table behind it. */
+static int sandbox_next(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2);
+	if (is_readonly(L, 1) && lua_getmetatable(L, 1)) {
+		lua_pushstring(L, "__index");
+		lua_rawget(L, -2);
+		if (lua_istable(L, -1))
+			lua_replace(L, 1);
+		else
+			lua_pop(L, 1);
+		lua_pop(L, 1);
+	}
+	if (lua_next(L, 1))
+		return 2;
+	lua_pushnil(L);
+	return 1;
+}
+
+static int sandbox_pairs(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_pushvalue(L, 1);
+	lua_pushnil(L);
+	return 3;
 }
 
 /* --- redis.* ------------------------------------------------------------------ */
@@ -654,7 +687,8 @@ static void engine_open(struct engine *e)
 	open_lib(L, "bit", luaopen_bit);
 	/* cmsgpack and struct: script_libs_open (script/lualibs.h) goes here */
 	/* Redis 7.0's deny list, and no debug library once the handler exists */
-	static const char *const removed[] = { "dofile", "loadfile", "print", NULL };
+	static const char *const removed[] = { "dofile",  "loadfile", "print", "setfenv",
+					       "getfenv", "newproxy", NULL };
 	for (int i = 0; removed[i]; i++) {
 		lua_pushnil(L);
 		lua_setglobal(L, removed[i]);
@@ -667,6 +701,11 @@ static void engine_open(struct engine *e)
 	lua_setglobal(L, "rawset");
 	lua_pushcfunction(L, sandbox_setmetatable);
 	lua_setglobal(L, "setmetatable");
+	lua_pushcfunction(L, sandbox_next);
+	lua_pushvalue(L, -1);
+	lua_setglobal(L, "next");
+	lua_pushcclosure(L, sandbox_pairs, 1);
+	lua_setglobal(L, "pairs");
 	register_redis_api(L);
 	lua_getglobal(L, "math");
 	set_fn(L, "random", math_random);
@@ -674,6 +713,8 @@ static void engine_open(struct engine *e)
 	lua_pop(L, 1);
 
 	lua_pushcfunction(L, error_handler);
+	lua_pushvalue(L, -1);
+	lua_setglobal(L, "__redis__err__handler"); /* a global in Redis 7.0 too */
 	e->ref_handler = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_newtable(L);
 	e->ref_scripts = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -696,6 +737,22 @@ static void engine_open(struct engine *e)
 			continue;
 		}
 		make_proxy(L, e);
+		if (!strcmp(libs[i], "string")) {
+			/* strings' methods through the proxy too, and their
+			 * metatable out of reach: it is the real table's way in */
+			lua_pushliteral(L, "");
+			lua_getmetatable(L, -1);
+			lua_pushvalue(L, -3);
+			lua_setfield(L, -2, "__index");
+			/* getmetatable('') as Redis's: a read-only table whose
+			 * __index is the (read-only) string library */
+			lua_newtable(L);
+			lua_pushvalue(L, -4);
+			lua_setfield(L, -2, "__index");
+			make_proxy(L, e);
+			lua_setfield(L, -2, "__metatable");
+			lua_pop(L, 2);
+		}
 		lua_setglobal(L, libs[i]);
 	}
 	/* the globals: the real table G behind the proxy P */
@@ -703,6 +760,14 @@ static void engine_open(struct engine *e)
 	lua_pushvalue(L, -1);
 	e->ref_globals = luaL_ref(L, LUA_REGISTRYINDEX);
 	make_proxy(L, e); /* P */
+	/* getmetatable(_G) as Redis's: read-only, its __index the error */
+	lua_getmetatable(L, -1);
+	lua_newtable(L);
+	lua_pushcfunction(L, nonexistent_global);
+	lua_setfield(L, -2, "__index");
+	make_proxy(L, e);
+	lua_setfield(L, -2, "__metatable");
+	lua_pop(L, 1);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, LUA_GLOBALSINDEX, "_G"); /* G._G = P */
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_globals);
@@ -712,8 +777,12 @@ static void engine_open(struct engine *e)
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, readonly_newindex);
 	lua_setfield(L, -2, "__newindex");
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
 	lua_setmetatable(L, -2);
 	lua_pop(L, 1);
+	lua_pushvalue(L, -1);
+	e->ref_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_replace(L, LUA_GLOBALSINDEX); /* scripts see P */
 	e->rand_x[0] = 0x330E;
 	e->rand_x[1] = 0xABCD;
@@ -776,6 +845,9 @@ int script_prepare(const char *sha, const char *body, size_t len, uint32_t *flag
 {
 	struct engine *e = engine_get();
 	lua_State *L = e->L;
+	/* a script's setfenv(0, t) must not reach the next one */
+	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_proxy);
+	lua_replace(L, LUA_GLOBALSINDEX);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_scripts);
 	lua_getfield(L, -1, sha);
 	bool have = !lua_isnil(L, -1);
