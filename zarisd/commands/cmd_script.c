@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zarisd/cluster/cluster.h"
+#include "zarisd/cluster/topology.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/handlers.h"
@@ -115,6 +117,27 @@ static bool shard_held(const struct eval_ctx *x, unsigned shard)
 	return false;
 }
 
+/* Cluster mode: why this node may not serve SLOT to the script's command
+ * CMD (Redis's scriptVerifyClusterState texts), or NULL. A replica serves
+ * its primary's slots for reads to a READONLY client, as the dispatcher. */
+static const char *slot_local(struct eval_ctx *x, const struct command *cmd, int slot)
+{
+	struct cluster *cl = x->c->srv->cluster;
+	const char *why = NULL;
+	const struct topology *t = cluster_read_begin(cl, x->c->worker);
+	unsigned owner = t ? t->owner[slot] : TOPO_NO_OWNER;
+	if (owner == TOPO_NO_OWNER) {
+		why = "Script attempted to execute a command while the cluster is down";
+	} else if (owner != t->myself) {
+		bool reads_here = (x->c->flags & CLIENT_CLUSTER_READONLY) && !(cmd->flags & CMD_WRITE) &&
+				  t->nodes[t->myself].primary == (int)owner;
+		if (!reads_here)
+			why = "Script attempted to access a non local key in a cluster node";
+	}
+	cluster_read_end(cl, x->c->worker);
+	return why;
+}
+
 /* The declared-keys rule and, in cluster mode, Redis's one-slot rule for
  * the keys of CMD in ARGV. 0, or -1 with ERR set. */
 static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_arg *argv, int argc, char *err,
@@ -131,6 +154,14 @@ static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_ar
 	struct keyiter it;
 	keyiter_init(&it, cmd, argv, argc);
 	for (int i; (i = keyiter_next(&it)) >= 0;) {
+		if (srv->cluster) {
+			int slot = (int)zr_key_slot(argv[i].ptr, argv[i].len);
+			const char *why = slot_local(x, cmd, slot);
+			if (why) {
+				snprintf(err, errsize, "%s", why);
+				return -1;
+			}
+		}
 		if (srv->cluster && !x->cross_slot) {
 			int slot = (int)zr_key_slot(argv[i].ptr, argv[i].len);
 			if (x->slot < 0) {
