@@ -524,6 +524,13 @@ const struct schema_entry schema_table[] = {
 				    .max = 1,
 				    .def = "no",
 				    .help = "writes only while the supervisor's CLUSTER LEASE holds (starts fenced)" },
+	[SCHEMA_ID_ALLOW_UNDECLARED_KEYS] = { .name = "allow-undeclared-keys",
+					      .type = SCHEMA_BOOL,
+					      .min = 0,
+					      .max = 1,
+					      .def = "no",
+					      .help = "yes: every script may use keys it did not declare in KEYS "
+						      "(it then runs with every shard locked)" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */

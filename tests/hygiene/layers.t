@@ -41,6 +41,7 @@ FLOORS = {
     "zarisd/server": 3,
     "zarisd/persist": 4,
     "zarisd/repl": 5,
+    "zarisd/script": 5,
     "zarisd/commands": 6,
     "zarisd/net": 7,
     "zarisd": 8,

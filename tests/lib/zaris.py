@@ -42,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "sweep_size", "todo", "require_eval", "worker_of", "client_on_other_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -152,6 +152,17 @@ def ok(cond, name=""):
         if fr.f_code.co_filename == __file__ and fr.f_back is not None:
             fr = fr.f_back
         diag("  Failed test '%s' at %s line %d." % (name, os.path.basename(fr.f_code.co_filename), fr.f_lineno))
+    return bool(cond)
+
+
+def todo(cond, name, reason):
+    """A TAP TODO check: a known divergence, reported without failing the
+    test ("not ok ... # TODO reason"); prove shows it as a bonus when COND
+    holds, the sign to drop the TODO."""
+    _tap["run"] += 1
+    name = str(name).replace("\n", " ").replace("#", "\\#")
+    reason = str(reason).replace("\n", " ").replace("#", "\\#")
+    _out("%sok %d - %s # TODO %s" % ("" if cond else "not ", _tap["run"], name, reason))
     return bool(cond)
 
 
@@ -771,6 +782,67 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
     if not wait_blocked(admin, expect_blocked):
         raise RuntimeError("client did not block on %r" % (cmd,))
     return c
+
+
+# ------------------------------------------------------------ scripting
+
+def require_eval(srv):
+    """Skips the whole test when SRV has no EVAL (unknown command); bails
+    out, with the end of its log, when EVAL "return 1" 0 does not answer
+    :1 (a crash closes the connection)."""
+    try:
+        with srv.client() as probe:
+            r = probe.call("EVAL", "return 1", "0")
+    except (OSError, ProtocolError) as e:
+        bail_out("%s: no reply to EVAL \"return 1\" 0 (%s); log:\n%s" % (srv.name, e, srv.log_tail(1500)))
+    if r.is_error() and r.value.startswith("ERR unknown command"):
+        skip_all("%s has no EVAL" % srv.name)
+    if r.raw != b":1\r\n":
+        bail_out("%s: EVAL \"return 1\" 0 answered %r" % (srv.name, r.raw))
+
+
+# ------------------------------------------------------------ workers
+
+def _worker_commands(cl):
+    info = cl.call("INFO", "threads").value
+    info = info.decode() if isinstance(info, bytes) else (info or "")
+    return {int(w): int(n) for w, n in re.findall(r"worker(\d+):commands_processed=(\d+)", info)}
+
+
+def worker_of(cl):
+    """The zarisd worker serving the connection CL: the one whose
+    commands_processed (INFO threads) rose by the 50 PINGs CL sends. None
+    without INFO threads (redis-server) or when no one worker alone rose
+    (another client was busy meanwhile)."""
+    before = _worker_commands(cl)
+    if not before:
+        return None
+    cl.pipeline([("PING",)] * 50)
+    after = _worker_commands(cl)
+    grown = [w for w in after if after[w] - before.get(w, 0) >= 50]
+    return grown[0] if len(grown) == 1 else None
+
+
+def client_on_other_worker(srv, cl, attempts=64):
+    """A new connection of SRV served by another worker than CL's (the
+    kernel spreads connections over the workers' SO_REUSEPORT listeners),
+    or just a new connection when SRV has no INFO threads (redis-server).
+    Raises RuntimeError after ATTEMPTS connections on CL's worker."""
+    w0 = worker_of(cl)
+    if w0 is None:
+        return srv.client()
+    spare = []
+    try:
+        for _ in range(attempts):
+            c = srv.client()
+            w = worker_of(c)
+            if w is not None and w != w0:
+                return c
+            spare.append(c)
+    finally:
+        for s in spare:
+            s.close()
+    raise RuntimeError("%d connections, all on worker %d" % (attempts, w0))
 
 
 def start_on_data(d, read, appendonly="yes"):

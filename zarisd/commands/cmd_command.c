@@ -64,6 +64,7 @@ enum acl_cat {
 	ACL_DANGEROUS,
 	ACL_CONNECTION,
 	ACL_TRANSACTION,
+	ACL_SCRIPTING,
 	ACL_COUNT
 };
 
@@ -86,6 +87,7 @@ static const char *const acl_cat_names[ACL_COUNT] = {
 	[ACL_DANGEROUS] = "dangerous",
 	[ACL_CONNECTION] = "connection",
 	[ACL_TRANSACTION] = "transaction",
+	[ACL_SCRIPTING] = "scripting",
 };
 
 /* Which categories CMD belongs to: Redis's implicit ones from the flags
@@ -123,6 +125,7 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 			     !strcmp(top, "keys") || !strcmp(top, "info") || !strcmp(top, "lastsave");
 	out[ACL_CONNECTION] = !strcmp(group, "connection") || !strcmp(top, "command");
 	out[ACL_TRANSACTION] = !strcmp(group, "transactions");
+	out[ACL_SCRIPTING] = !strcmp(group, "scripting");
 }
 
 static bool has_keys(const struct command *cmd)

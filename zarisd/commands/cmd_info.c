@@ -20,6 +20,7 @@
 
 #include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/blocking.h"
+#include "zarisd/script/script.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/info.h"
 #include "zarisd/commands/cmdutil.h"
@@ -145,6 +146,8 @@ static void section_memory(struct textbuf *t, struct client *c)
 {
 	struct settings *cfg = c->srv->cfg;
 	size_t used = zr_mem_used(), rss = zr_mem_rss(), peak = zr_mem_peak();
+	uint64_t nscripts, script_bytes;
+	script_registry_stats(&nscripts, &script_bytes); /* script/script.h */
 	if (peak < used)
 		peak = used;
 	long long maxmem = atomic_load_explicit(&cfg->maxmemory, memory_order_relaxed);
@@ -177,6 +180,7 @@ static void section_memory(struct textbuf *t, struct client *c)
 		"mem_replication_backlog:0\r\n"
 		"mem_total_replication_buffers:0\r\n"
 		"mem_clients_slaves:0\r\n"
+		"number_of_cached_scripts:%llu\r\n"
 		"mem_allocator:%s\r\n"
 		"lazyfree_pending_objects:0\r\n"
 		"lazyfreed_objects:0\r\n",
@@ -184,7 +188,7 @@ static void section_memory(struct textbuf *t, struct client *c)
 		sysmem, sys_h, maxmem, max_h,
 		store_evict_policy_name(atomic_load_explicit(&cfg->maxmemory_policy, memory_order_relaxed)),
 		used ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-		zr_mem_allocator());
+		(unsigned long long)nscripts, zr_mem_allocator());
 }
 
 static void section_persistence(struct textbuf *t, struct client *c)
@@ -309,6 +313,8 @@ static void section_stats(struct textbuf *t, struct client *c)
 		       (unsigned long long)v[INFO_STAT_total_writes],
 		       (unsigned long long)v[INFO_STAT_client_query_buffer_limit_disconnections],
 		       (unsigned long long)v[INFO_STAT_client_output_buffer_limit_disconnections]);
+	/* zarisd's own (script/script.h) */
+	textbuf_printf(t, "scripts_all_shards_locked:%llu\r\n", (unsigned long long)script_all_locked_runs());
 }
 
 static void section_replication(struct textbuf *t, struct client *c)

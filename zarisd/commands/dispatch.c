@@ -28,6 +28,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/script/script.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
@@ -455,6 +456,21 @@ void dispatch_call(struct client *c, const struct command *cmd)
 	call_from(c, cmd, zr_clock_us());
 }
 
+/* The commands Redis 7.0 flags allow-busy: served while a script runs
+ * past busy-reply-threshold (the transaction ones, so that a pipelined
+ * MULTI is not cut in half, as Redis's processCommand explains). */
+static bool busy_allowed(const struct command *cmd)
+{
+	static const char *const top[] = { "auth",     "discard", "hello", "multi",    "quit", "reset",
+					   "shutdown", "unwatch", "watch", "replconf", NULL };
+	if (cmd->parent)
+		return !strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill");
+	for (int i = 0; top[i]; i++)
+		if (!strcmp(cmd->name, top[i]))
+			return true;
+	return false;
+}
+
 static enum dispatch_result run_command(struct client *c)
 {
 	bool chained = c->clock_chained;
@@ -493,6 +509,13 @@ static enum dispatch_result run_command(struct client *c)
 	/* pub/sub: an RESP2 subscriber may run only the (un)subscribe family,
 	 * PING, QUIT and RESET */
 	if (!pubsub_allowed(c, cmd)) {
+		reject(c, &c->stats->cmd[cmd->id]);
+		return DISPATCH_DONE;
+	}
+	/* a script on another worker ran past busy-reply-threshold */
+	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
+		reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+				     "SHUTDOWN NOSAVE.");
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}

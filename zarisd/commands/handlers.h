@@ -114,6 +114,11 @@ struct client;
 	X(cmd_cluster_saveconfig) X(cmd_cluster_unsupported) X(cmd_cluster_settopology)                   \
 	X(cmd_cluster_lease) X(cmd_cluster_topology) X(cmd_asking) X(cmd_readonly) X(cmd_readwrite)
 
+/* cmd_script.c */
+#define SCRIPT_HANDLERS(X)                                                                                \
+	X(cmd_eval) X(cmd_evalsha) X(cmd_eval_ro) X(cmd_evalsha_ro) X(cmd_script_load) X(cmd_script_exists) \
+	X(cmd_script_flush) X(cmd_script_kill) X(cmd_script_debug) X(cmd_script_help)
+
 /* clang-format on */
 
 STRING_HANDLERS(HANDLER)
@@ -129,6 +134,7 @@ PUBSUB_HANDLERS(HANDLER)
 PERSIST_HANDLERS(HANDLER)
 REPL_HANDLERS(HANDLER)
 CLUSTER_HANDLERS(HANDLER)
+SCRIPT_HANDLERS(HANDLER)
 
 #undef HANDLER
 

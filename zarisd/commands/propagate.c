@@ -50,7 +50,7 @@ uint64_t propagate_begin(struct client *c, const struct command *cmd)
 	(void)store_thread_take_changes(0);
 	/* expiries met from here to EXEC's end join its transaction (the
 	 * deletion hook below); EXEC's WATCH check included */
-	if (__builtin_expect(cmd->flags & CMD_EXEC, 0) && !(c->flags & CLIENT_IN_EXEC))
+	if (__builtin_expect(cmd->flags & (CMD_EXEC | CMD_SCRIPT), 0) && !(c->flags & CLIENT_IN_EXEC))
 		tl_in_exec = true;
 	if (gated(c, cmd))
 		persist_gate_enter(c->srv->persist);
@@ -68,7 +68,7 @@ void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
 	 * stamps and each key freed unless the command said its count (an
 	 * expiry is no change: it has its own record). EXEC's commands counted
 	 * themselves (EXEC ends after them). */
-	bool exec_end = (cmd->flags & CMD_EXEC) && !(c->flags & CLIENT_IN_EXEC);
+	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
 	if (stamped && !exec_end)
 		persist_count_changes(c->srv->persist, changes);
 	if (gated(c, cmd))
@@ -232,7 +232,7 @@ static inline void wrote(struct client *c, uint64_t seq)
 void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before)
 {
 	struct stream *s = c->srv->stream;
-	bool exec_end = (cmd->flags & CMD_EXEC) && !(c->flags & CLIENT_IN_EXEC);
+	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
 	if (__builtin_expect(exec_end, 0))
 		tl_in_exec = false;
 	if (!s)

@@ -51,6 +51,16 @@
 		.name = NULL \
 	}
 
+static struct command script_subcommands[] = {
+	ROW("load", 3, NS | S | KL, 0, 0, 0, cmd_script_load, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache."),
+	ROW("exists", -3, NS | S | KL, 0, 0, 0, cmd_script_exists, "scripting", "2.6.0", "Determines whether server-side Lua scripts exist in the script cache."),
+	ROW("flush", -2, NS | KL, 0, 0, 0, cmd_script_flush, "scripting", "2.6.0", "Removes all server-side Lua scripts from the script cache."),
+	ROW("kill", 2, NS | KL, 0, 0, 0, cmd_script_kill, "scripting", "2.6.0", "Terminates a server-side Lua script during execution."),
+	ROW("debug", 3, NS | KL, 0, 0, 0, cmd_script_debug, "scripting", "3.2.0", "Sets the debug mode of server-side Lua scripts."),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_script_help, "scripting", "5.0.0", "Returns helpful text about the different subcommands."),
+	END,
+};
+
 static struct command object_subcommands[] = {
 	ROW("encoding", 3, R, 2, 2, 1, cmd_object_encoding, "generic", "2.2.3", "Returns the internal encoding of a Redis object."),
 	ROW("freq", 3, R, 2, 2, 1, cmd_object_freq, "generic", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object."),
@@ -350,6 +360,14 @@ static struct command command_rows[] = {
 	ROW("discard", 1, NS | L | S | F | KL, 0, 0, 0, cmd_discard, "transactions", "2.0.0", "Discards a transaction."),
 	ROW("watch", -2, NS | L | S | F | CMD_NOMULTI, 1, -1, 1, cmd_watch, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction."),
 	ROW("unwatch", 1, NS | L | S | F | KL, 0, 0, 0, cmd_unwatch, "transactions", "2.2.0", "Forgets about watched keys of a transaction."),
+
+	/* --- scripting (cmd_script.c): numkeys at argv[2] counts the declared
+	 * keys, whose shards the dispatcher locks --- */
+	ROW_KEYNUM("eval", -3, NS | S | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval, "scripting", "2.6.0", "Executes a server-side Lua script."),
+	ROW_KEYNUM("evalsha", -3, NS | S | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."),
+	ROW_KEYNUM("eval_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script."),
+	ROW_KEYNUM("evalsha_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
+	CONTAINER("script", -2, 0, script_subcommands, "scripting", "2.6.0", "A container for Lua scripts management commands."),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
 	/* The shard commands' channels are keys in their key spec (cluster

@@ -40,7 +40,9 @@ typedef void (*cmd_handler_fn)(struct client *c);
  *           EXECABORT answers and the transaction's records key on it
  * RANDOM_EFFECT  its outcome is random (SPOP): its journal record is its
  *           effect, not its argv (commands/propagate.h)
- * The last three are zarisd's own and not shown by COMMAND INFO. */
+ * SCRIPT    runs a script (EVAL): the commands it runs are records of one
+ *           transaction, as EXEC's (propagate.h)
+ * The last four are zarisd's own and not shown by COMMAND INFO. */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -61,6 +63,7 @@ enum cmd_flag {
 	CMD_SELFLOCK = 1u << 16,
 	CMD_EXEC = 1u << 17,
 	CMD_RANDOM_EFFECT = 1u << 18,
+	CMD_SCRIPT = 1u << 19,
 };
 
 struct command {

@@ -170,6 +170,7 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_MIN_SLAVES_MAX_LAG] = { ST_INT, OFF(min_replicas_max_lag) },
 	[SCHEMA_ID_CLUSTER_ENABLED] = { ST_PLAIN_INT, OFF(cluster_enabled) },
 	[SCHEMA_ID_WRITE_LEASE] = { ST_PLAIN_INT, OFF(write_lease) },
+	[SCHEMA_ID_ALLOW_UNDECLARED_KEYS] = { ST_INT, OFF(allow_undeclared_keys) },
 };
 #undef OFF
 

@@ -128,7 +128,8 @@ struct settings {
 
 	/* --- cluster (cluster/): start-up only --- */
 	int cluster_enabled;
-	int write_lease; /* writes only under a CLUSTER LEASE (server.h) */
+	int write_lease;		   /* writes only under a CLUSTER LEASE (server.h) */
+	_Atomic int allow_undeclared_keys; /* scripts may use undeclared keys, every shard locked */
 
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
