@@ -1,0 +1,71 @@
+/* lualibs — opens the libraries of a script's state (contract in lualibs.h).
+ *
+ * Redis calls each luaopen_* with the library name as its one argument and
+ * drops what it returns; lua-bitop and our struct register their global
+ * themselves (luaL_register), Redis builds its cjson with
+ * ENABLE_CJSON_GLOBAL and its cmsgpack sets the global on Lua 5.1. Debian
+ * builds lua-cjson without that flag, so the global is set here. Debian's
+ * cjson is the same 2.1.0 as Redis's with the same defaults (precision 14,
+ * encode_invalid_numbers off, decode_invalid_numbers on, depth 1000, sparse
+ * ratio 2 safe 10, keep buffer on); they are set explicitly anyway, so that
+ * a distribution patch changing a default cannot change what scripts see.
+ */
+#include <lauxlib.h>
+#include <lua-bitop.h>
+#include <lua-cjson.h>
+
+#include "zarisd/script/lualibs.h"
+
+/* Calls the lua_CFunction OPEN with NAME as its argument, as Redis's
+ * luaLoadLib does, discarding its results. */
+static void open_one(lua_State *L, const char *name, lua_CFunction open)
+{
+	lua_pushcfunction(L, open);
+	lua_pushstring(L, name);
+	lua_call(L, 1, 0);
+}
+
+/* Calls cjson.<FN>(A[, B[, C]]) on the table at the top of the stack; NARGS
+ * of the numbers are passed. */
+static void cjson_set(lua_State *L, const char *fn, int nargs, int a, int b, int c)
+{
+	lua_getfield(L, -1, fn);
+	lua_pushinteger(L, a);
+	lua_pushinteger(L, b);
+	lua_pushinteger(L, c);
+	lua_settop(L, lua_gettop(L) - (3 - nargs));
+	lua_call(L, nargs, 0);
+}
+
+static void open_cjson(lua_State *L)
+{
+	lua_pushcfunction(L, luaopen_cjson);
+	lua_pushstring(L, "cjson");
+	lua_call(L, 1, 1);
+	cjson_set(L, "encode_number_precision", 1, 14, 0, 0);
+	cjson_set(L, "encode_max_depth", 1, 1000, 0, 0);
+	cjson_set(L, "decode_max_depth", 1, 1000, 0, 0);
+	cjson_set(L, "encode_sparse_array", 3, 0, 2, 10);
+	/* Booleans: cjson's option parser takes true/false too. */
+	lua_getfield(L, -1, "encode_invalid_numbers");
+	lua_pushboolean(L, 0);
+	lua_call(L, 1, 0);
+	lua_getfield(L, -1, "decode_invalid_numbers");
+	lua_pushboolean(L, 1);
+	lua_call(L, 1, 0);
+	lua_getfield(L, -1, "encode_keep_buffer");
+	lua_pushboolean(L, 1);
+	lua_call(L, 1, 0);
+	lua_setglobal(L, "cjson");
+}
+
+void script_libs_open(lua_State *L)
+{
+	int top = lua_gettop(L);
+
+	open_cjson(L);
+	open_one(L, "struct", script_open_struct);
+	open_one(L, "cmsgpack", script_open_cmsgpack);
+	open_one(L, "bit", luaopen_bit);
+	lua_settop(L, top);
+}
