@@ -190,7 +190,7 @@ static int table_is_array(lua_State *L)
 	int top = lua_gettop(L);
 	int count = 0, max = 0;
 
-	luaL_checkstack(L, 2, "in function table_is_array");
+	luaL_checkstack(L, 2, "in function table_is_an_array");
 	lua_pushnil(L);
 	while (lua_next(L, -2)) {
 		double n;
@@ -216,7 +216,7 @@ static void mp_encode_table(lua_State *L, struct mp_buf *buf, int level)
 		size_t len = lua_objlen(L, -1);
 
 		mp_put_header(buf, len, 0x90, 15, 0, 0xdc, 0xdd);
-		luaL_checkstack(L, 1, "in function mp_encode_table");
+		luaL_checkstack(L, 1, "in function mp_encode_lua_table_as_array");
 		for (size_t j = 1; j <= len; j++) {
 			lua_pushnumber(L, (lua_Number)j);
 			lua_gettable(L, -2);
@@ -226,7 +226,7 @@ static void mp_encode_table(lua_State *L, struct mp_buf *buf, int level)
 	}
 	size_t pairs = 0;
 
-	luaL_checkstack(L, 3, "in function mp_encode_table");
+	luaL_checkstack(L, 3, "in function mp_encode_lua_table_as_map");
 	lua_pushnil(L);
 	while (lua_next(L, -2)) {
 		lua_pop(L, 1);
@@ -287,14 +287,20 @@ static int mp_pack(lua_State *L)
 
 	if (nargs == 0)
 		return luaL_argerror(L, 0, "MessagePack pack needs input.");
-	if (!lua_checkstack(L, nargs + 2))
+	if (!lua_checkstack(L, nargs))
 		return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
-	buf = mp_buf_push(L); /* at nargs + 1, until the end */
+	/* As in Redis, each argument's bytes become a string on the stack and
+	 * the strings are concatenated at the end, so that a stack limit is hit
+	 * where Redis hits it (give or take the buffer's one slot). */
+	buf = mp_buf_push(L);
 	for (int i = 1; i <= nargs; i++) {
+		luaL_checkstack(L, 1, "in function mp_check");
 		lua_pushvalue(L, i);
 		mp_encode_top(L, buf, 0);
+		lua_pushlstring(L, (const char *)buf->b, buf->len);
+		buf->len = 0;
 	}
-	lua_pushlstring(L, (const char *)buf->b, buf->len);
+	lua_concat(L, nargs);
 	return 1;
 }
 
@@ -342,7 +348,10 @@ static void mp_decode_one(lua_State *L, struct mp_cur *c);
 static void mp_decode_table(lua_State *L, struct mp_cur *c, size_t n, int map)
 {
 	lua_newtable(L);
-	luaL_checkstack(L, 1, "in function mp_decode_table");
+	/* Redis checks here for arrays only (a map's values meet the check of
+	 * mp_decode_one); the text, which a script sees, is Redis's. */
+	if (!map)
+		luaL_checkstack(L, 1, "in function mp_decode_to_lua_array");
 	for (size_t i = 1; i <= n; i++) {
 		if (map) {
 			mp_decode_one(L, c);
@@ -537,7 +546,7 @@ static int mp_unpack_from(lua_State *L, lua_Integer limit, lua_Integer offset)
 	}
 	if (all)
 		return n;
-	luaL_checkstack(L, 1, "in function mp_unpack_from");
+	luaL_checkstack(L, 1, "in function mp_unpack_full");
 	lua_pushinteger(L, c.left == 0 ? -1 : (lua_Integer)(len - c.left));
 	lua_insert(L, 2);
 	return n + 1;

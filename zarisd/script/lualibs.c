@@ -25,16 +25,21 @@ static void open_one(lua_State *L, const char *name, lua_CFunction open)
 	lua_call(L, 1, 0);
 }
 
-/* Calls cjson.<FN>(A[, B[, C]]) on the table at the top of the stack; NARGS
- * of the numbers are passed. */
-static void cjson_set(lua_State *L, const char *fn, int nargs, int a, int b, int c)
+/* Calls cjson.<FN>(arguments) on the cjson table at the top of the stack:
+ * FMT has one letter per argument, 'b' a boolean, 'i' an integer, taken in
+ * order from VALS. */
+static void cjson_set(lua_State *L, const char *fn, const char *fmt, const int *vals)
 {
+	int n = 0;
+
 	lua_getfield(L, -1, fn);
-	lua_pushinteger(L, a);
-	lua_pushinteger(L, b);
-	lua_pushinteger(L, c);
-	lua_settop(L, lua_gettop(L) - (3 - nargs));
-	lua_call(L, nargs, 0);
+	for (; fmt[n]; n++) {
+		if (fmt[n] == 'b')
+			lua_pushboolean(L, vals[n]);
+		else
+			lua_pushinteger(L, vals[n]);
+	}
+	lua_call(L, n, 0);
 }
 
 static void open_cjson(lua_State *L)
@@ -42,20 +47,14 @@ static void open_cjson(lua_State *L)
 	lua_pushcfunction(L, luaopen_cjson);
 	lua_pushstring(L, "cjson");
 	lua_call(L, 1, 1);
-	cjson_set(L, "encode_number_precision", 1, 14, 0, 0);
-	cjson_set(L, "encode_max_depth", 1, 1000, 0, 0);
-	cjson_set(L, "decode_max_depth", 1, 1000, 0, 0);
-	cjson_set(L, "encode_sparse_array", 3, 0, 2, 10);
-	/* Booleans: cjson's option parser takes true/false too. */
-	lua_getfield(L, -1, "encode_invalid_numbers");
-	lua_pushboolean(L, 0);
-	lua_call(L, 1, 0);
-	lua_getfield(L, -1, "decode_invalid_numbers");
-	lua_pushboolean(L, 1);
-	lua_call(L, 1, 0);
-	lua_getfield(L, -1, "encode_keep_buffer");
-	lua_pushboolean(L, 1);
-	lua_call(L, 1, 0);
+	cjson_set(L, "encode_number_precision", "i", (const int[]){ 14 });
+	cjson_set(L, "encode_max_depth", "i", (const int[]){ 1000 });
+	cjson_set(L, "decode_max_depth", "i", (const int[]){ 1000 });
+	/* convert off, ratio 2, safe 10 */
+	cjson_set(L, "encode_sparse_array", "bii", (const int[]){ 0, 2, 10 });
+	cjson_set(L, "encode_invalid_numbers", "b", (const int[]){ 0 });
+	cjson_set(L, "decode_invalid_numbers", "b", (const int[]){ 1 });
+	cjson_set(L, "encode_keep_buffer", "b", (const int[]){ 1 });
 	lua_setglobal(L, "cjson");
 }
 
