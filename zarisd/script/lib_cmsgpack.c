@@ -139,6 +139,9 @@ static void mp_put_int(struct mp_buf *buf, int64_t n)
 	}
 }
 
+/* Float 32 when the narrowing gives the value back (infinities do, NaN
+ * never), else float 64. A double past float's range narrows to an
+ * infinity (IEC 60559, which gcc and glibc follow: Annex F). */
 static void mp_put_double(struct mp_buf *buf, double d)
 {
 	float f = (float)d;
