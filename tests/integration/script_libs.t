@@ -40,7 +40,7 @@ local function dump(v, depth)
   table.sort(keys, function(a, b)
     if type(a) ~= type(b) then return type(a) < type(b) end
     if type(a) == 'number' or type(a) == 'string' then return a < b end
-    return tostring(a) < tostring(b)
+    return dump(a, depth + 1) < dump(b, depth + 1) -- never an address
   end)
   local out = {}
   for _, k in ipairs(keys) do out[#out + 1] = '[' .. dump(k, depth + 1) .. ']=' .. dump(v[k], depth + 1) end
