@@ -35,15 +35,10 @@ local function dump(v, depth)
   if t == 'number' then return string.format('%.17g', v) end
   if t ~= 'table' then return t == 'boolean' and tostring(v) or t end
   if depth > 40 then return '{...}' end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b)
-    if type(a) ~= type(b) then return type(a) < type(b) end
-    if type(a) == 'number' or type(a) == 'string' then return a < b end
-    return dump(a, depth + 1) < dump(b, depth + 1) -- never an address
-  end)
+  -- Entries sorted as text: deterministic, never by an address.
   local out = {}
-  for _, k in ipairs(keys) do out[#out + 1] = '[' .. dump(k, depth + 1) .. ']=' .. dump(v[k], depth + 1) end
+  for k, x in pairs(v) do out[#out + 1] = '[' .. dump(k, depth + 1) .. ']=' .. dump(x, depth + 1) end
+  table.sort(out)
   return '{' .. table.concat(out, ',') .. '}'
 end
 local function all(...)
@@ -272,6 +267,22 @@ return tostring(ok) .. ' ' .. #cjson.encode(t2)"""),
     ("str", "json decode depth", r"""return try(cjson.decode, string.rep('[', 1001) .. string.rep(']', 1001)) .. ' | '
 .. #cjson.encode(cjson.decode(string.rep('[', 999) .. string.rep(']', 999)))"""),
     ("str", "json decode control char", r"""return try(cjson.decode, '"a\1b"')"""),
+    ("str", "json errors with position", r"""local function f(g, ...) local r = g(...) return r end
+local out = {}
+for _, c in ipairs({{cjson.decode, '{'}, {cjson.encode, 0/0}, {cjson.encode, {[20] = 1}}, {cjson.decode, {}}}) do
+  local ok, e = pcall(function() local r = c[1](c[2]) return r end)
+  out[#out + 1] = e
+end
+local ok, e = pcall(function() local r = cjson.encode(1, 2) return r end) out[#out + 1] = e
+ok, e = pcall(function() local r = cjson.decode() return r end) out[#out + 1] = e
+ok, e = pcall(function() local r = cjson.new().decode('[') return r end) out[#out + 1] = e
+return table.concat(out, ' | ')"""),
+    ("str", "struct msgpack errors with position", r"""local out = {}
+local ok, e = pcall(function() local r = struct.pack('=') return r end) out[#out + 1] = e
+ok, e = pcall(function() local r = cmsgpack.unpack('\193') return r end) out[#out + 1] = e
+ok, e = pcall(function() local r = cmsgpack.pack() return r end) out[#out + 1] = e
+ok, e = pcall(function() local r = struct.unpack('i4', 'x') return r end) out[#out + 1] = e
+return table.concat(out, ' | ')"""),
     ("str", "json new instance", r"""local j = cjson.new() return j.encode({1, 0.1}) .. ' ' .. all(j.encode_number_precision())"""),
     ("str", "json roundtrip msgpack", r"""local v = cjson.decode('{"list":[1,2,3],"name":"n","ok":true}')
 return dump(cmsgpack.unpack(cmsgpack.pack(v)))"""),
