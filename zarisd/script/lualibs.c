@@ -13,7 +13,7 @@
  * What Debian's cjson lacks is Redis's fix for CVE-2022-24834: its string
  * buffer counts in int, so an encoding whose buffer would pass 2^31 bytes
  * (cjson reserves 6 bytes per input byte of a string) overflows the heap,
- * and an input past 2^31 bytes does the same on decode. cjson.encode and
+ * and its decoder keeps lengths and positions in int too. cjson.encode and
  * cjson.decode (and those of cjson.new() instances) are therefore guards
  * around Debian's: encode first bounds the encoding's worst-case size by a
  * walk of the value, decode the input's length, and refuse past 1 GiB with
@@ -28,9 +28,9 @@
 
 #include "zarisd/script/lualibs.h"
 
-/* The largest encoding (worst case) or decoding input the guards pass:
- * well below 2^31, where Debian's int counts overflow, and below 2^30,
- * past which its buffer's doubling does. */
+/* The largest encoding (worst case) or decoding input the guards pass.
+ * cjson's buffer doubles until it holds a request, so a request of at most
+ * 2^30 leaves it under 2^31, where Debian's int sizes overflow. */
 #ifndef ZR_CJSON_MAX_BYTES
 #define ZR_CJSON_MAX_BYTES ((size_t)1 << 30)
 #endif

@@ -15,7 +15,12 @@
  * of those names, configured as Redis 7.0 configures them (cjson: 14
  * significant digits, invalid numbers refused on encode and accepted on
  * decode, nesting 1000, cjson.null; cmsgpack: tables nested past 16 levels
- * encode as nil). Opens neither base, table, string nor math (the engine
+ * encode as nil). cjson.encode and cjson.decode are guards around Debian's
+ * that refuse, with an error, an encoding that could pass 1 GiB and an
+ * input past 1 GiB (Debian's cjson counts in int; Redis's was fixed for
+ * CVE-2022-24834). cjson's buffers come from malloc, outside L's allocator,
+ * and cjson ends the process when malloc fails (exit; Redis's aborts). Opens
+ * neither base, table, string nor math (the engine
  * does, with its sandbox) and protects no table: making library tables read
  * only is the sandbox's job. Leaves L's stack as it found it. A memory error
  * raises a Lua error (call it under lua_cpcall where that matters). */
