@@ -28,10 +28,8 @@
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/proto/reply.h"
+#include "zarisd/script/lualibs.h"
 #include "zarisd/script/script_int.h"
-
-int luaopen_cjson(lua_State *L);
-int luaopen_bit(lua_State *L);
 
 #define REDIS_VERSION_STR "7.0.15"
 #define REDIS_VERSION_NUM 0x0007000f
@@ -683,9 +681,7 @@ static void engine_open(struct engine *e)
 	open_lib(L, LUA_TABLIBNAME, luaopen_table);
 	open_lib(L, LUA_STRLIBNAME, luaopen_string);
 	open_lib(L, LUA_MATHLIBNAME, luaopen_math);
-	open_lib(L, "cjson", luaopen_cjson);
-	open_lib(L, "bit", luaopen_bit);
-	/* cmsgpack and struct: script_libs_open (script/lualibs.h) goes here */
+	script_libs_open(L); /* cjson, struct, cmsgpack, bit */
 	/* Redis 7.0's deny list, and no debug library once the handler exists */
 	static const char *const removed[] = { "dofile",  "loadfile", "print", "setfenv",
 					       "getfenv", "newproxy", NULL };
