@@ -43,6 +43,18 @@ case $deb in /*|./*) ;; *) deb=./$deb ;; esac
 # shellcheck disable=SC2086 # apt_opts is a list of words
 apt-get install $apt_opts -o APT::Install-Recommends=true "$deb"
 
+# Debian's etcd-server (recommended, for failover) enables etcd.service, a
+# single-member etcd of its own on 2379/2380: the ports a supervisor's
+# member takes when the cluster file says etcd = "run". It serves nobody
+# here, so it is stopped and disabled (an operator may enable it again).
+if systemctl cat etcd.service >/dev/null 2>&1; then
+	say "disabling Debian's stand-alone etcd.service (the supervisors run their own members)"
+	systemctl disable etcd.service
+	if [ -d /run/systemd/system ]; then
+		systemctl stop etcd.service
+	fi
+fi
+
 say "kernel tuning"
 if sysctl -q --system >/dev/null 2>&1; then
 	say "sysctl applied: $(sysctl -n vm.overcommit_memory net.core.somaxconn | tr '\n' ' ')"

@@ -17,7 +17,7 @@ img_need_root_tools systemd-nspawn nsenter mmdebstrap packer socat ssh-keygen py
 export CHECKPOINT_DISABLE=1
 img_need_plain_build
 img_workdir
-img_plan 47
+img_plan 48
 
 # img_wait SECS CMD...: poll CMD until it succeeds; rc 1 on timeout.
 img_wait() {
@@ -70,6 +70,14 @@ img_ok $? "the Azure-only deprovision step is skipped for null.local"
 img_is "$(img_in systemctl is-enabled zaris.service)" enabled "zaris.service is enabled"
 img_wait 30 active
 img_ok $? "zaris.service is active" || img_diag "$(img_in systemctl status --no-pager zaris.service)"
+
+# etcd-server (recommended) is installed for the supervisors' members, and
+# Debian's own stand-alone etcd.service is off: it would hold 2379/2380.
+img_in test -x /usr/bin/etcd &&
+	[ "$(img_in systemctl is-enabled etcd.service)" = disabled ] &&
+	! img_in systemctl is-active --quiet etcd.service
+img_ok $? "etcd-server is installed, its stand-alone etcd.service disabled and stopped" ||
+	img_diag "$(img_in ls -l /usr/bin/etcd; img_in systemctl status --no-pager etcd.service)"
 
 # The container's /sys is read-only, so zaris-thp.service skips itself
 # there. Over a writable stand-in for the THP knobs (bound in the

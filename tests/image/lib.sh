@@ -151,20 +151,21 @@ img_locked() {
 	) 9>"$ZARIS_BUILD/.deb.lock"
 }
 
-img_deb_depends() { # DEB: the package names its Depends: lists, one a line
-	dpkg-deb -f "$1" Depends | tr ',|' '\n\n' | sed 's/(.*)//; s/ //g' | sed '/^$/d' | sort -u
+img_deb_depends() { # DEB [FIELD]: the package names its Depends: (or FIELD) lists, one a line
+	dpkg-deb -f "$1" "${2:-Depends}" | tr ',|' '\n\n' | sed 's/(.*)//; s/ //g' | sed '/^$/d' | sort -u
 }
 
 # img_cache DEB: print the path of a tarball of a Debian 12 root for DEB,
 # building it once. Besides IMG_INCLUDE the root holds DEB's dependencies in
 # apt's archive cache, not installed, with the package lists: apt-get in the
 # root (which has no network) then resolves and installs them the way it
-# does from a mirror. With their Recommends, as provision.sh installs
+# does from a mirror. DEB's Recommends too (etcd-server), and everything
+# with its Recommends, as provision.sh installs
 # (libcurl4's pull in libldap-common, libsasl2-modules, publicsuffix).
 # Keyed by everything that goes into it.
 img_cache() {
 	local deps key tar mirror
-	deps=$(img_deb_depends "$1" | tr '\n' ' ')
+	deps=$({ img_deb_depends "$1"; img_deb_depends "$1" Recommends; } | sort -u | tr '\n' ' ')
 	key=$(printf '%s\n' "$IMG_RECIPE" "$IMG_SUITE" "$IMG_INCLUDE" "$deps" | sha256sum | cut -c1-16)
 	tar=$IMG_CACHE_DIR/rootfs-$key.tar
 	mkdir -p "$IMG_CACHE_DIR"
