@@ -54,40 +54,12 @@ def wait_blocked(ctrl, n):
     return False
 
 
-def per_worker_clients(ctrl):
-    out = {}
-    for line in ctrl.callv("INFO", "threads").decode().split("\r\n"):
-        if line.startswith("worker") and ":" in line:
-            name, rest = line.split(":", 1)
-            if not name[6:].isdigit():
-                continue
-            fields = dict(kv.split("=", 1) for kv in rest.split(","))
-            out[name] = int(fields["connected_clients"])
-    return out
-
-
-def connect_on(srv, ctrl):
-    """Opens a client and returns (client, worker name) by watching which
-    worker's connected_clients goes up."""
-    before = per_worker_clients(ctrl)
-    c = srv.client()
-    c.callv("PING")
-    end = time.monotonic() + T_WAIT
-    while time.monotonic() < end:
-        now = per_worker_clients(ctrl)
-        up = [w for w in now if now[w] > before.get(w, 0)]
-        if len(up) == 1:
-            return c, up[0]
-        time.sleep(0.005)
-    return c, None
-
-
 def clients_on_distinct_workers(srv, ctrl, n):
     """n clients, each on a worker different from the previous one's when
     possible (opens extra connections until it finds them)."""
     pool, chosen = [], []
     for _ in range(64):
-        c, w = connect_on(srv, ctrl)
+        c, w = connect_on_worker(srv, ctrl, T_WAIT / SLOW)
         pool.append((c, w))
         if w is not None and (not chosen or w != chosen[-1][1]):
             chosen.append((c, w))

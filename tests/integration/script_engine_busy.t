@@ -21,40 +21,14 @@ from zaris import *  # noqa: E402,F403
 T_WAIT = 20.0 * SLOW
 
 
-def per_worker_clients(ctrl):
-    out = {}
-    for line in ctrl.callv("INFO", "threads").decode().split("\r\n"):
-        if line.startswith("worker") and ":" in line:
-            name, rest = line.split(":", 1)
-            if not name[6:].isdigit():
-                continue
-            fields = dict(kv.split("=", 1) for kv in rest.split(","))
-            out[name] = int(fields["connected_clients"])
-    return out
-
-
-def connect_on(srv, ctrl):
-    before = per_worker_clients(ctrl)
-    c = srv.client()
-    c.callv("PING")
-    end = time.monotonic() + 5.0 * SLOW
-    while time.monotonic() < end:
-        now = per_worker_clients(ctrl)
-        up = [w for w in now if now[w] > before.get(w, 0)]
-        if len(up) == 1:
-            return c, up[0]
-        time.sleep(0.005)
-    return c, None
-
-
 def pair(srv, is_zarisd):
     """The script's client and one on another worker (any two on Redis)."""
     if not is_zarisd:
         return srv.client(), srv.client()
     ctrl = srv.client()
-    a, wa = connect_on(srv, ctrl)
+    a, wa = connect_on_worker(srv, ctrl)
     for _ in range(32):
-        b, wb = connect_on(srv, ctrl)
+        b, wb = connect_on_worker(srv, ctrl)
         if wb is not None and wb != wa:
             return a, b
     return a, None

@@ -16,7 +16,6 @@
 
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
@@ -24,36 +23,10 @@ from zaris import *  # noqa: E402,F403
 T_WAIT = 5.0 * SLOW
 
 
-def per_worker_clients(ctrl):
-    out = {}
-    for line in ctrl.callv("INFO", "threads").decode().split("\r\n"):
-        if line.startswith("worker") and ":" in line:
-            name, rest = line.split(":", 1)
-            if not name[6:].isdigit():
-                continue
-            fields = dict(kv.split("=", 1) for kv in rest.split(","))
-            out[name] = int(fields["connected_clients"])
-    return out
-
-
-def connect_on(srv, ctrl):
-    before = per_worker_clients(ctrl)
-    c = srv.client()
-    c.callv("PING")
-    end = time.monotonic() + T_WAIT
-    while time.monotonic() < end:
-        now = per_worker_clients(ctrl)
-        up = [w for w in now if now[w] > before.get(w, 0)]
-        if len(up) == 1:
-            return c, up[0]
-        time.sleep(0.005)
-    return c, None
-
-
 def two_workers(srv, ctrl):
-    first, w1 = connect_on(srv, ctrl)
+    first, w1 = connect_on_worker(srv, ctrl)
     for _ in range(32):
-        c, w = connect_on(srv, ctrl)
+        c, w = connect_on_worker(srv, ctrl)
         if w is not None and w != w1:
             return first, c, w1, w
     return first, None, w1, None

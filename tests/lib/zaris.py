@@ -42,7 +42,8 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "todo", "require_eval", "worker_of", "client_on_other_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "sweep_size", "todo", "require_eval", "worker_of", "client_on_other_worker", "clients_per_worker",
+    "connect_on_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -807,6 +808,38 @@ def _worker_commands(cl):
     info = cl.call("INFO", "threads").value
     info = info.decode() if isinstance(info, bytes) else (info or "")
     return {int(w): int(n) for w, n in re.findall(r"worker(\d+):commands_processed=(\d+)", info)}
+
+
+def clients_per_worker(ctrl):
+    """{worker name: connected_clients} from zarisd's INFO threads, read on
+    the connection CTRL."""
+    out = {}
+    for line in ctrl.callv("INFO", "threads").decode().split("\r\n"):
+        if line.startswith("worker") and ":" in line:
+            name, rest = line.split(":", 1)
+            if not name[6:].isdigit():
+                continue
+            fields = dict(kv.split("=", 1) for kv in rest.split(","))
+            out[name] = int(fields["connected_clients"])
+    return out
+
+
+def connect_on_worker(srv, ctrl, wait=5.0):
+    """Opens a client of SRV and returns (client, worker name), the worker
+    found by watching whose connected_clients goes up (on CTRL, another
+    connection); the name is None when none did alone within WAIT s
+    (scaled by SLOW)."""
+    before = clients_per_worker(ctrl)
+    c = srv.client()
+    c.callv("PING")
+    end = time.monotonic() + wait * SLOW
+    while time.monotonic() < end:
+        now = clients_per_worker(ctrl)
+        up = [w for w in now if now[w] > before.get(w, 0)]
+        if len(up) == 1:
+            return c, up[0]
+        time.sleep(0.005)
+    return c, None
 
 
 def worker_of(cl):
