@@ -368,9 +368,17 @@ def start_redis(extra=(), name="redis-server", **kw):
     """A redis-server on a free loopback port, without persistence."""
     exe = shutil.which("redis-server") or "/usr/bin/redis-server"
 
+    extra = list(extra)
+    # In cluster mode redis-server also listens on a bus port, by default
+    # port + 10000, and refuses to start when that passes 65535 -- as a free
+    # port above 55535 would.  A bus port of its own avoids both that and a
+    # clash with whatever holds port + 10000.
+    cluster_bus = "--cluster-enabled" in extra and "--cluster-port" not in extra
+
     def argv(port):
+        bus = ["--cluster-port", str(free_port())] if cluster_bus else []
         return [exe, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
-                "--daemonize", "no", "--protected-mode", "no"] + list(extra)
+                "--daemonize", "no", "--protected-mode", "no"] + bus + extra
     return Server(name, argv, **kw)
 
 
