@@ -28,6 +28,7 @@ void sv_info_clear(struct sv_info *info)
 	info->process_id = info->uptime_in_seconds = info->used_memory = info->maxmemory = -1;
 	info->connected_slaves = info->master_repl_offset = info->slave_repl_offset = -1;
 	info->master_last_io_seconds_ago = info->master_sync_in_progress = info->master_port = -1;
+	info->master_link_down_since_seconds = -1;
 }
 
 void sv_health_init(struct sv_health *h)
@@ -159,6 +160,8 @@ static void parse_info_line(const char *line, size_t len, struct sv_info *info)
 		{ "master_last_io_seconds_ago:", offsetof(struct sv_info, master_last_io_seconds_ago), 0 },
 		{ "master_sync_in_progress:", offsetof(struct sv_info, master_sync_in_progress), 0 },
 		{ "master_port:", offsetof(struct sv_info, master_port), 0 },
+		{ "master_link_down_since_seconds:", offsetof(struct sv_info, master_link_down_since_seconds),
+		  0 },
 		{ "role:", offsetof(struct sv_info, role), sizeof(info->role) },
 		{ "master_link_status:", offsetof(struct sv_info, master_link_status),
 		  sizeof(info->master_link_status) },

@@ -28,6 +28,9 @@ struct sv_info {
 	long long master_last_io_seconds_ago;
 	long long master_sync_in_progress;
 	long long master_port;
+	/* seconds since a replica's link was last in sync; -1 when never (or
+	 * up, or absent) */
+	long long master_link_down_since_seconds;
 	char role[16];		    /* "master" or "slave", as Redis says */
 	char master_link_status[8]; /* "up" or "down" on a replica */
 	char master_host[64];

@@ -611,8 +611,18 @@ void sv_instance_check_done(struct sv_instance *i, const struct sv_params *p, in
 		i->info = h->info;
 		i->last_ok_ms = now;
 		i->lease_applied_ms = i->lease_sent_ms;
-		if (strcmp(i->info.master_link_status, "up") == 0)
+		if (strcmp(i->info.master_link_status, "up") == 0) {
 			i->link_up_ms = now;
+		} else if (i->info.master_link_down_since_seconds >= 0) {
+			/* in sync since the last check, if only between two: the
+			 * replica says when it last was (whole seconds, so counted
+			 * a second earlier), or a replica whose primary died
+			 * within a health interval of its first sync would never
+			 * be a candidate */
+			int64_t up_ms = now - (i->info.master_link_down_since_seconds + 1) * 1000;
+			if (up_ms > i->link_up_ms)
+				i->link_up_ms = up_ms;
+		}
 		if (i->loading)
 			sv_log(LOG_NOTICE, "%s: done loading", i->name);
 		i->loading = false;

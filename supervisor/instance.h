@@ -102,7 +102,7 @@ struct sv_instance {
 	int64_t lease_sent_ms;	  /* what the check in flight carries */
 	int64_t lease_applied_ms; /* what the last passed check carried (its INFO is after it), -1 none */
 	int64_t last_ok_ms;	  /* its last passed check, 0 never */
-	int64_t link_up_ms;	  /* last check whose INFO showed its master link up */
+	int64_t link_up_ms;	  /* last time its INFO showed the link in sync */
 };
 
 /* A new instance for node NAME, in SV_DOWN. Never NULL (aborts on OOM). */

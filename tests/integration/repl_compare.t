@@ -18,7 +18,10 @@
 #     ONE on a primary and on a replica (then a primary), back to a replica
 #     of the same primary; REPLICAOF to the server itself: redis-server 7.0
 #     answers +OK and then loops on "-NOMASTERLINK" (shown as a diagnostic);
-#     zarisd refuses it with an error and stays a primary (issue 15).
+#     zarisd refuses it with an error and stays a primary (issue 15);
+#   * master_link_down_since_seconds: -1 on a replica whose primary never
+#     answered (never in sync), a count of seconds once a primary it was in
+#     sync with stops (the supervisor takes a replica's freshness from it).
 #
 # ZARIS_REPL_ENGINE=redis puts a second redis-server pair in zarisd's
 # place (a check of the test itself; zarisd-only points are skipped).
@@ -30,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from zaris import *  # noqa: E402,F403
 from zaris_sys import skip  # noqa: E402
 import repl  # noqa: E402
-from repl import HOST, info, wait_in_sync, wait_link, sync_state  # noqa: E402
+from repl import HOST, info, wait_for, wait_in_sync, wait_link, sync_state  # noqa: E402
 
 STABLE_PRIMARY = ["role", "connected_slaves", "master_replid2", "second_repl_offset", "repl_backlog_active"]
 STABLE_REPLICA = ["role", "master_host", "master_port", "master_link_status", "master_sync_in_progress",
@@ -155,6 +158,43 @@ for (step, w), (_, g) in zip(want, got):
             diag("%s: %s: fields redis-server does not have: %s" % (name, step, ", ".join(extra)))
     else:
         is_(g, w, "%s: %s as redis-server" % (name, step))
+
+
+
+def link_down_story(engine_redis, tag):
+    """[(step, answer)]: master_link_down_since_seconds before any sync and
+    after the primary stops."""
+    saved = repl.ENGINE
+    repl.ENGINE = "redis" if engine_redis else "zarisd"
+    try:
+        lone = repl.start_node("lone-" + tag, replicaof=(HOST, free_port()))
+        p = repl.start_node("down-primary-" + tag)
+        r = repl.start_node("down-replica-" + tag, replicaof=(HOST, p.port))
+    finally:
+        repl.ENGINE = saved
+    out = []
+    lc, pc, rc = lone.client(), p.client(), r.client()
+    out.append(("never in sync: link status, down since", [info(lc).get(k) for k in (
+        "master_link_status", "master_link_down_since_seconds")]))
+    out.append(("in sync", wait_link(rc) and wait_in_sync(pc, rc)))
+    out.append(("in sync: down since absent", info(rc).get("master_link_down_since_seconds")))
+    pc.close()
+    p.stop()
+    down = wait_for(lambda: info(rc).get("master_link_status") == "down", 20.0 * SLOW)
+    since = info(rc).get("master_link_down_since_seconds")
+    out.append(("primary stopped: down, since a count of seconds",
+                (down, since is not None and since.isdigit())))
+    for c in (lc, rc):
+        c.close()
+    lone.stop()
+    r.stop()
+    return out
+
+
+want = link_down_story(True, "ref")
+got = link_down_story(repl.is_redis(), "test")
+for (step, w), (_, g) in zip(want, got):
+    is_(g, w, "%s: master_link_down_since_seconds: %s as redis-server" % (name, step))
 
 # REPLICAOF to the server itself
 ref = repl.start_node("self-ref") if repl.is_redis() else start_redis(extra=["--repl-diskless-sync-delay", "0"])

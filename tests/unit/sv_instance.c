@@ -227,6 +227,16 @@ int main(void)
 			   info.master_repl_offset == 99 && info.slave_repl_offset == -1 &&
 			   info.master_link_status[0] == '\0',
 		   "a primary's: replicas and offset, no link");
+		ok(info.master_link_down_since_seconds == -1, "a link never down: down-since absent");
+		{
+			static const char down[] = "role:slave\r\nmaster_link_status:down\r\n"
+						   "master_link_down_since_seconds:7\r\n";
+			sv_info_clear(&info);
+			sv_health_parse_info(down, strlen(down), &info);
+			ok(info.master_link_down_since_seconds == 7 &&
+				   strcmp(info.master_link_status, "down") == 0,
+			   "a link down: seconds since it was last in sync");
+		}
 		memset(longhost, 'h', sizeof(longhost));
 		memcpy(longhost, "master_host:", 12);
 		memcpy(longhost + sizeof(longhost) - 2, "\r\n", 2);

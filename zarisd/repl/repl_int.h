@@ -47,8 +47,8 @@ struct link {
 	_Atomic int up; /* in sync, streaming */
 	_Atomic int syncing;
 	_Atomic int64_t last_io_ms;
-	_Atomic uint64_t sync_bytes; /* of the snapshot being received */
-	_Atomic int64_t down_since_ms;
+	_Atomic uint64_t sync_bytes;   /* of the snapshot being received */
+	_Atomic int64_t down_since_ms; /* wall ms the link last left sync; 0 = never in sync */
 };
 
 struct wait_req {

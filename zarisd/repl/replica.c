@@ -538,9 +538,13 @@ static bool session(struct link *l)
 		streamed = true;
 		rc = apply_stream(l, fd, &b);
 	}
-	atomic_store_explicit(&l->up, 0, memory_order_relaxed);
+	/* master_link_down_since_seconds counts from the end of the last time
+	 * in sync, as Redis's: a session that never reached the stream leaves
+	 * it as it was (-1 when this link was never up), so the supervisor can
+	 * tell how recently a replica had its primary's history */
+	if (atomic_exchange_explicit(&l->up, 0, memory_order_relaxed))
+		atomic_store_explicit(&l->down_since_ms, zr_time_ms(), memory_order_relaxed);
 	atomic_store_explicit(&srv->repl_link_up, 0, memory_order_relaxed);
-	atomic_store_explicit(&l->down_since_ms, zr_time_ms(), memory_order_relaxed);
 	atomic_store_explicit(&l->fd, -1, memory_order_relaxed);
 	close(fd);
 	sockbuf_free(&b);
@@ -572,7 +576,7 @@ struct link *link_start(struct repl *r, const char *host, int port)
 	l->host = zr_strdup(host);
 	l->port = port;
 	atomic_store(&l->fd, -1);
-	atomic_store(&l->down_since_ms, zr_time_ms());
+	atomic_store(&l->down_since_ms, 0); /* never up: INFO says -1 */
 	if (pthread_create(&l->thread, NULL, link_main, l) != 0) {
 		zr_log(ZR_LOG_WARNING, "replication: cannot start the link thread");
 		atomic_store(&l->stop, true);
