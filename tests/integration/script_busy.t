@@ -193,10 +193,6 @@ def shutdown_refused(srv, res):
 KNOWN = {
     ("read-only script", "a client on the script's worker"):
         "a client on the busy script's own worker is not served until the script ends",
-    ("shutdown while busy", "SHUTDOWN"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
-    ("shutdown while busy", "SHUTDOWN SAVE"): "SHUTDOWN SAVE during a busy script shuts down (Redis: -BUSY)",
-    ("shutdown while busy", "script kill"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
-    ("shutdown while busy", "served again"): "SHUTDOWN during a busy script shuts down (Redis: -BUSY)",
 }
 
 

@@ -22,6 +22,7 @@
 #include "zarisd/journal/stream.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/proto/reply.h"
+#include "zarisd/script/script.h"
 #include "zarisd/store/store.h"
 
 void cmd_time(struct client *c)
@@ -513,6 +514,13 @@ void cmd_shutdown(struct client *c)
 	if (abort_req) {
 		/* a shutdown here is immediate: there is never one to abort */
 		reply_error(&c->out, "ERR No shutdown in progress.");
+		return;
+	}
+	/* a script past busy-reply-threshold holds its shards' locks: only a
+	 * shutdown that does not save may end the server (Redis's rule; the
+	 * dispatcher lets SHUTDOWN through for this) */
+	if (!(flags & SHUTDOWN_NOSAVE) && script_any_busy()) {
+		reply_error(&c->out, ERR_BUSY_SCRIPT);
 		return;
 	}
 	zr_log(ZR_LOG_WARNING, "User requested shutdown...");

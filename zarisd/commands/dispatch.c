@@ -514,8 +514,7 @@ static enum dispatch_result run_command(struct client *c)
 	}
 	/* a script on another worker ran past busy-reply-threshold */
 	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
-		reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-				     "SHUTDOWN NOSAVE.");
+		reply_error(&c->out, ERR_BUSY_SCRIPT);
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}
