@@ -24,10 +24,13 @@ static const struct {
 	const char *name;
 } flag_names[] = {
 	/* Redis 7.0's order of COMMAND INFO flags */
-	{ CMD_WRITE, "write" },	      { CMD_READONLY, "readonly" }, { CMD_DENYOOM, "denyoom" },
-	{ CMD_ADMIN, "admin" },	      { CMD_PUBSUB, "pubsub" },	    { CMD_NOSCRIPT, "noscript" },
-	{ CMD_BLOCKING, "blocking" }, { CMD_LOADING, "loading" },   { CMD_STALE, "stale" },
-	{ CMD_FAST, "fast" },	      { CMD_NOAUTH, "no_auth" },    { CMD_NOMULTI, "no_multi" },
+	{ CMD_WRITE, "write" },	      { CMD_READONLY, "readonly" },
+	{ CMD_DENYOOM, "denyoom" },   { CMD_ADMIN, "admin" },
+	{ CMD_PUBSUB, "pubsub" },     { CMD_NOSCRIPT, "noscript" },
+	{ CMD_BLOCKING, "blocking" }, { CMD_LOADING, "loading" },
+	{ CMD_STALE, "stale" },	      { CMD_FAST, "fast" },
+	{ CMD_NOAUTH, "no_auth" },    { CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
+	{ CMD_NOMULTI, "no_multi" },
 };
 
 #define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
@@ -506,7 +509,9 @@ void cmd_command_getkeys(struct client *c)
 	int n = keys_by_specs(cmd, argv, argc, pos);
 	if (n < 0 && cmd->keynum_index > 0)
 		n = keys_by_getkeys_proc(cmd, argv, argc, pos);
-	if (n <= 0) {
+	if (n <= 0 && (cmd->flags & CMD_NO_MANDATORY_KEYS)) {
+		reply_array(&c->out, 0);
+	} else if (n <= 0) {
 		reply_error(&c->out, "ERR Invalid arguments specified for command");
 	} else {
 		reply_array(&c->out, n);

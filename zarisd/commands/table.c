@@ -25,6 +25,7 @@
 #define PR CMD_PROTECTED
 #define EX CMD_EXEC
 #define RE CMD_RANDOM_EFFECT
+#define NMK CMD_NO_MANDATORY_KEYS
 
 /* One row per line reads as a table. */
 /* clang-format off */
@@ -363,10 +364,10 @@ static struct command command_rows[] = {
 
 	/* --- scripting (cmd_script.c): numkeys at argv[2] counts the declared
 	 * keys, whose shards the dispatcher locks --- */
-	ROW_KEYNUM("eval", -3, NS | S | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval, "scripting", "2.6.0", "Executes a server-side Lua script."),
-	ROW_KEYNUM("evalsha", -3, NS | S | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."),
-	ROW_KEYNUM("eval_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script."),
-	ROW_KEYNUM("evalsha_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
+	ROW_KEYNUM("eval", -3, NS | S | NMK | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval, "scripting", "2.6.0", "Executes a server-side Lua script."),
+	ROW_KEYNUM("evalsha", -3, NS | S | NMK | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."),
+	ROW_KEYNUM("eval_ro", -3, NS | S | NMK | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script."),
+	ROW_KEYNUM("evalsha_ro", -3, NS | S | NMK | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
 	CONTAINER("script", -2, 0, script_subcommands, "scripting", "2.6.0", "A container for Lua scripts management commands."),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
@@ -435,6 +436,9 @@ static struct command command_rows[] = {
 #undef KL
 #undef PR
 #undef WD
+#undef EX
+#undef RE
+#undef NMK
 
 /* Open-addressing index from lower-case name to row, built once. */
 #define INDEX_SIZE 512

@@ -42,7 +42,9 @@ typedef void (*cmd_handler_fn)(struct client *c);
  *           effect, not its argv (commands/propagate.h)
  * SCRIPT    runs a script (EVAL): the commands it runs are records of one
  *           transaction, as EXEC's (propagate.h)
- * The last four are zarisd's own and not shown by COMMAND INFO. */
+ * The last four are zarisd's own and not shown by COMMAND INFO.
+ * NO_MANDATORY_KEYS  may name no key at all (EVAL with numkeys 0):
+ *           COMMAND GETKEYS answers an empty array rather than an error */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -64,6 +66,7 @@ enum cmd_flag {
 	CMD_EXEC = 1u << 17,
 	CMD_RANDOM_EFFECT = 1u << 18,
 	CMD_SCRIPT = 1u << 19,
+	CMD_NO_MANDATORY_KEYS = 1u << 20,
 };
 
 struct command {
