@@ -267,18 +267,10 @@ static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const
 	return 0;
 }
 
-/* busy-reply-threshold in ms (a Redis setting the table keeps). */
-static void busy_visit(const char *name, const char *value, void *ctx)
-{
-	(void)name;
-	*(long long *)ctx = strtoll(value, NULL, 10);
-}
-
+/* busy-reply-threshold in ms */
 static long long busy_threshold(struct server *srv)
 {
-	long long ms = 5000;
-	settings_get(srv->cfg, "busy-reply-threshold", busy_visit, &ms);
-	return ms;
+	return atomic_load_explicit(&srv->cfg->busy_reply_threshold, memory_order_relaxed);
 }
 
 /* Redis's scriptPrepareForRun: the flags' refusals, before anything

@@ -171,6 +171,8 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_CLUSTER_ENABLED] = { ST_PLAIN_INT, OFF(cluster_enabled) },
 	[SCHEMA_ID_WRITE_LEASE] = { ST_PLAIN_INT, OFF(write_lease) },
 	[SCHEMA_ID_ALLOW_UNDECLARED_KEYS] = { ST_INT, OFF(allow_undeclared_keys) },
+	[SCHEMA_ID_BUSY_REPLY_THRESHOLD] = { ST_LL, OFF(busy_reply_threshold) },
+	[SCHEMA_ID_LUA_TIME_LIMIT] = { ST_LL, OFF(busy_reply_threshold) },
 };
 #undef OFF
 

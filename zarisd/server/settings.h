@@ -128,8 +128,9 @@ struct settings {
 
 	/* --- cluster (cluster/): start-up only --- */
 	int cluster_enabled;
-	int write_lease;		   /* writes only under a CLUSTER LEASE (server.h) */
-	_Atomic int allow_undeclared_keys; /* scripts may use undeclared keys, every shard locked */
+	int write_lease;			/* writes only under a CLUSTER LEASE (server.h) */
+	_Atomic int allow_undeclared_keys;	/* scripts may use undeclared keys, every shard locked */
+	_Atomic long long busy_reply_threshold; /* ms (lua-time-limit is its alias) */
 
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing
