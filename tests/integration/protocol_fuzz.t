@@ -131,7 +131,17 @@ plan(3)
 rng = seeded_rng()
 redis = start_redis()
 zaris = start_zarisd(threads=2)
-diffs, closes = [], 0
+# A flipped bit can turn a command into one zarisd does not have (ZADD into
+# XADD: zarisd has no streams). The first difference is then zarisd's
+# "unknown command" where redis-server ran or refused that command: not a
+# protocol difference, counted apart (this test is about the parser and the
+# connection, not the command set).
+absent = set()
+for name in (x.value for x in redis.client().call("COMMAND", "LIST").value):
+    absent.add(name.decode().lower())
+absent -= set(x.value.decode().lower() for x in zaris.client().call("COMMAND", "LIST").value)
+UNKNOWN = re.compile(rb"-ERR unknown command '([^']*)'")
+diffs, closes, not_ours = [], 0, {}
 for n in range(CASES):
     data = stream(rng)
     cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(0, 4)))) \
@@ -146,6 +156,12 @@ for n in range(CASES):
         # the replies around the first byte where they differ
         at = next((i for i, (x, y) in enumerate(zip(want[0], got[0])) if x != y),
                   min(len(want[0]), len(got[0])))
+        start = got[0].rfind(b"\r\n", 0, at + 1) + 2 if b"\r\n" in got[0][:at + 1] else 0
+        m = UNKNOWN.match(got[0], start)
+        if m and m.group(1).decode("latin-1").lower() in absent:
+            name = m.group(1).decode("latin-1").lower()
+            not_ours[name] = not_ours.get(name, 0) + 1
+            continue
         lo = max(0, at - 150)
         diffs.append((n, data[:300], want[0][lo:at + 150], want[1], got[0][lo:at + 150], got[1], at,
                       len(want[0]), len(got[0])))
@@ -153,7 +169,11 @@ for d in diffs[:3]:
     diag("stream %d: %r\n# first difference at reply byte %d (of %d / %d)\n"
          "# redis-server (closed %s): %r\n# zarisd (closed %s): %r"
          % (d[0], d[1], d[6], d[7], d[8], d[3], d[2], d[5], d[4]))
-is_(len(diffs), 0, "%d mutated streams: zarisd's replies and closes are redis-server's" % CASES)
+if not_ours:
+    diag("streams not compared, a mutation made a command zarisd does not have: %s"
+         % ", ".join("%s (%d)" % kv for kv in sorted(not_ours.items())))
+is_(len(diffs), 0, "%d mutated streams: zarisd's replies and closes are redis-server's (%d not "
+    "comparable: a command zarisd lacks)" % (CASES, sum(not_ours.values())))
 ok(closes > 0 and closes < CASES, "the sweep had streams that close the connection (%d) and "
    "streams that keep it" % closes)
 c = zaris.client()
