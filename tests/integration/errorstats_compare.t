@@ -19,6 +19,10 @@
 # code is the first word when the space is within the first 32 bytes
 # (else ERR), '#' and ':' shown as '_'. CONFIG RESETSTAT clears it all.
 #
+# A replica's error applying its primary's command (a writable replica
+# whose key differs) counts in total_error_replies, errorstats and
+# unexpected_error_replies, as Redis's errors sent to the master.
+#
 # The limit of 128 distinct codes is Redis 7.4's (7.0 has none): checked
 # on zarisd alone (ERRORSTATS_DISABLED, the log line, RESETSTAT enables it
 # again) after the first 128 codes are compared with redis-server.
@@ -30,6 +34,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
+from zaris import HOST  # noqa: E402
 
 
 def info(c, section):
@@ -244,6 +249,40 @@ def resetstat_steps(srv):
     return [], figures
 
 
+def replica_steps(start):
+    """A writable replica whose key the primary does not have: the
+    primary's INCR answers WRONGTYPE there (Redis's error to its master),
+    total_error_replies, errorstats and unexpected_error_replies on the
+    replica."""
+    p = start(name="primary")
+    r = start(name="replica", extra=["--replica-read-only", "no"])
+    pc, rc = p.client(), r.client()
+    rc.call("REPLICAOF", HOST, str(p.port))
+    for _ in range(1000):
+        if "master_link_status:up" in info(rc, "replication"):
+            break
+        time.sleep(0.01)
+    rc.call("RPUSH", "k", "x")
+    rc.call("CONFIG", "RESETSTAT")
+    pc.call("INCR", "k")
+    pc.call("SET", "done", "1")
+    for _ in range(1000):
+        if rc.call("GET", "done").raw == b"$1\r\n1\r\n":
+            break
+        time.sleep(0.01)
+    f = stats(rc)
+    m = re.search(r"unexpected_error_replies:(\d+)", info(rc, "stats"))
+    f["unexpected_error_replies"] = m and int(m.group(1))
+    # what the replica's client commands show depends on the server:
+    # Redis counts the primary's commands there, zarisd does not
+    f["commandstats"] = {k: v for k, v in f["commandstats"].items() if k not in ("incr", "set", "get", "select")}
+    pc.close()
+    rc.close()
+    r.stop()
+    p.stop()
+    return f
+
+
 def code_cap(srv, n):
     """N distinct codes through redis.error_reply."""
     c = srv.client()
@@ -256,7 +295,7 @@ def code_cap(srv, n):
 
 
 def main():
-    plan(len(SCENARIOS) + 3 + 1 + 6)
+    plan(len(SCENARIOS) + 3 + 1 + 1 + 6)
     redis = start_redis()
     zaris = start_zarisd(threads=2)
 
@@ -283,6 +322,11 @@ def main():
         if not same:
             diag("redis  %r %r" % (rr, rf))
             diag("zarisd %r %r" % (zr, zf))
+
+    rf, zf = replica_steps(start_redis), replica_steps(lambda **kw: start_zarisd(threads=2, **kw))
+    ok(rf == zf and zf["unexpected_error_replies"] == 1,
+       "a replica's error applying the primary's command: unexpected_error_replies") \
+        or diag("redis %r\nzarisd %r" % (rf, zf))
 
     rf, zf = code_cap(redis, 128), code_cap(zaris, 128)
     ok(rf == zf and len(zf["errorstats"]) == 128, "128 distinct codes: %d lines, as redis-server's"

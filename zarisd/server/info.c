@@ -38,6 +38,10 @@ static uint64_t stat_read(const struct worker_stats *ws, int f)
 				    memory_order_relaxed);
 }
 
+/* The replayed commands' errors (info_count_replayed_error), any thread:
+ * added to the workers' sums; RESETSTAT zeroes them. */
+static _Atomic uint64_t replayed_total, replayed_unexpected;
+
 /* --- RESETSTAT baselines -------------------------------------------------------- */
 
 static pthread_mutex_t base_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the two arrays below */
@@ -69,6 +73,9 @@ void info_total_counters(struct server *srv, uint64_t out[INFO_STAT_COUNT])
 		for (int f = 0; f < INFO_STAT_COUNT; f++)
 			out[f] += one[f];
 	}
+	out[INFO_STAT_errorstat_total] += atomic_load_explicit(&replayed_total, memory_order_relaxed);
+	out[INFO_STAT_unexpected_error_replies] +=
+		atomic_load_explicit(&replayed_unexpected, memory_order_relaxed);
 }
 
 static void cmd_counters_raw(struct server *srv, unsigned id, struct info_cmd_counts *out)
@@ -130,6 +137,11 @@ static int registry_n;
  * reads it stale takes the lock and reads it again there. */
 static _Atomic bool errorstats_disabled;
 
+/* The errors of replayed commands (info_count_replayed_error): any
+ * thread adds, under registry_lock and its own lock (the code paths that
+ * read every table take both in that order). */
+static struct info_errtable replayed = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 struct info_errtable *info_errtable_new(void)
 {
 	struct info_errtable *t = zr_calloc(1, sizeof(*t));
@@ -175,6 +187,34 @@ static void disable_locked(void)
 	atomic_store_explicit(&errorstats_disabled, true, memory_order_relaxed);
 }
 
+/* Counts CODE in T, registering it first (or disabling the section when
+ * it is one code too many). registry_lock held. */
+static void count_locked(struct info_errtable *t, const char *code, size_t len)
+{
+	if (atomic_load_explicit(&errorstats_disabled, memory_order_relaxed))
+		return;
+	if (errorstat_find(registry, registry_n, code, len) < 0) {
+		if (registry_n == ERRORSTAT_MAX) {
+			disable_locked();
+			return;
+		}
+		memcpy(registry[registry_n].code, code, len);
+		registry[registry_n++].len = (uint8_t)len;
+	}
+	pthread_mutex_lock(&t->lock);
+	/* a worker's table: only its thread adds to it, but a RESETSTAT may
+	 * have emptied it since it looked */
+	int i = errorstat_find(t->e, t->n, code, len);
+	if (i < 0) {
+		i = t->n++;
+		memcpy(t->e[i].code, code, len);
+		t->e[i].len = (uint8_t)len;
+		t->e[i].count = 0;
+	}
+	t->e[i].count++;
+	pthread_mutex_unlock(&t->lock);
+}
+
 void info_count_error(struct worker_stats *ws, const char *code, size_t len)
 {
 	struct info_errtable *t = ws->errors;
@@ -191,28 +231,18 @@ void info_count_error(struct worker_stats *ws, const char *code, size_t len)
 		return;
 	/* new to this worker: the registry first (the lock order) */
 	pthread_mutex_lock(&registry_lock);
-	if (atomic_load_explicit(&errorstats_disabled, memory_order_relaxed))
-		goto out;
-	if (errorstat_find(registry, registry_n, code, len) < 0) {
-		if (registry_n == ERRORSTAT_MAX) {
-			disable_locked();
-			goto out;
-		}
-		memcpy(registry[registry_n].code, code, len);
-		registry[registry_n++].len = (uint8_t)len;
-	}
-	pthread_mutex_lock(&t->lock);
-	/* only this thread adds to T; a RESETSTAT may have emptied it */
-	i = errorstat_find(t->e, t->n, code, len);
-	if (i < 0) {
-		i = t->n++;
-		memcpy(t->e[i].code, code, len);
-		t->e[i].len = (uint8_t)len;
-		t->e[i].count = 0;
-	}
-	t->e[i].count++;
-	pthread_mutex_unlock(&t->lock);
-out:
+	count_locked(t, code, len);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void info_count_replayed_error(const char *code, size_t len)
+{
+	atomic_fetch_add_explicit(&replayed_total, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&replayed_unexpected, 1, memory_order_relaxed);
+	if (len >= ERRORSTAT_CODE_MAX)
+		len = ERRORSTAT_CODE_MAX - 1;
+	pthread_mutex_lock(&registry_lock);
+	count_locked(&replayed, code, len);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -229,6 +259,11 @@ static void errorstats_reset(struct server *srv)
 		t->n = 0;
 		pthread_mutex_unlock(&t->lock);
 	}
+	pthread_mutex_lock(&replayed.lock);
+	replayed.n = 0;
+	pthread_mutex_unlock(&replayed.lock);
+	atomic_store_explicit(&replayed_total, 0, memory_order_relaxed);
+	atomic_store_explicit(&replayed_unexpected, 0, memory_order_relaxed);
 	atomic_store_explicit(&errorstats_disabled, false, memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -365,8 +400,8 @@ void info_errorstats_write(struct server *srv, struct textbuf *t)
 	memcpy(sum, registry, sizeof(sum[0]) * (size_t)n);
 	for (int i = 0; i < n; i++)
 		sum[i].count = 0;
-	for (unsigned w = 0; w < srv->nworkers; w++) {
-		struct info_errtable *et = srv->wstats[w]->errors;
+	for (unsigned w = 0; w <= srv->nworkers; w++) {
+		struct info_errtable *et = w < srv->nworkers ? srv->wstats[w]->errors : &replayed;
 		if (!et)
 			continue;
 		pthread_mutex_lock(&et->lock);

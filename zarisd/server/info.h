@@ -54,7 +54,8 @@ uint64_t info_rate_worker(unsigned w);
 /* Worker W's counters since the last CONFIG RESETSTAT (connected_clients,
  * a gauge, as it is) into OUT. Any thread. */
 void info_worker_counters(struct server *srv, unsigned w, uint64_t out[INFO_STAT_COUNT]);
-/* The sum of info_worker_counters over every worker. Any thread. */
+/* The sum of info_worker_counters over every worker, and the replayed
+ * commands' errors (info_count_replayed_error). Any thread. */
 void info_total_counters(struct server *srv, uint64_t out[INFO_STAT_COUNT]);
 /* Command ID's counters since the last CONFIG RESETSTAT into OUT. Any
  * thread. */
@@ -86,6 +87,12 @@ void info_errtable_free(struct info_errtable *t);
  * gives it) in WS's table; nothing when WS has none. Only WS's worker
  * calls it. */
 void info_count_error(struct worker_stats *ws, const char *code, size_t len);
+
+/* Counts one error reply of a command replayed from the primary's
+ * stream or this server's log (Redis's errors sent to the master or the
+ * AOF client): total_error_replies, errorstats and
+ * unexpected_error_replies. Any thread. */
+void info_count_replayed_error(const char *code, size_t len);
 
 /* Appends the Errorstats section's lines ("errorstat_<CODE>:count=N",
  * summed over the workers) to T, the codes in Redis's order (byte-wise,
