@@ -198,6 +198,18 @@ SCENARIOS = [
         (0, script("return redis.error_reply('AAB x')")),
         (0, script("return redis.error_reply('AA x')")),
     ]),
+    ("maxmemory: OOM rejected, queued and at EXEC (EXECABORT rejected)", [
+        (0, ("MULTI",)),
+        (0, ("SET", "a", "1")),
+        (1, ("MULTI",)),
+        (2, ("CONFIG", "SET", "maxmemory", "1")),
+        (2, ("SET", "b", "1")),
+        (2, ("GET", "b")),
+        (0, ("EXEC",)),
+        (1, ("SET", "c", "1")),
+        (1, ("EXEC",)),
+        (2, ("CONFIG", "SET", "maxmemory", "0")),
+    ]),
     ("blocked commands: timeout, WRONGTYPE when served, CLIENT UNBLOCK", [
         timeout_step,
         blmove_wrongtype,
