@@ -121,9 +121,11 @@ struct errorstat {
 	uint64_t count;
 };
 
-/* One worker's counts. Invariant: each code is in the registry. */
+/* One worker's counts (or the replayed commands'). Invariant: each code is
+ * in the registry (entries are added under registry_lock, which RESETSTAT
+ * holds while it empties both). */
 struct info_errtable {
-	pthread_mutex_t lock; /* the owner counting against INFO and RESETSTAT */
+	pthread_mutex_t lock; /* the counting thread against INFO and RESETSTAT */
 	int n;
 	struct errorstat e[ERRORSTAT_MAX];
 };
