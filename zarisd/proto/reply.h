@@ -83,7 +83,8 @@ void reply_errorf(struct obuf *o, const char *fmt, ...) __attribute__((format(pr
 /* The error code INFO errorstats counts for the error text S (as
  * reply_error takes it), as Redis's afterErrorReply finds it in the bytes
  * sent: the text after the '-' up to the first space (a CR or LF is sent
- * as one) when that space is within the first 32 bytes, otherwise "ERR".
+ * as one; trailing ones do not count, Redis trims them) when that space
+ * is within the first 32 bytes, otherwise "ERR".
  * Returns its length, *CODE pointing into S (or at "ERR"). */
 size_t reply_error_code(const char *s, const char **code);
 /* reply_error for an error that was counted already, where it arose:
