@@ -435,9 +435,69 @@ static void test_error_count(void)
 	obuf_free(&o);
 }
 
+struct hook_seen {
+	struct obuf o; /* first: the hook finds the record from its obuf */
+	int calls, counted;
+	char code[32];
+};
+
+static void hook(struct obuf *o, const char *code, size_t len, bool counted)
+{
+	struct hook_seen *h = (struct hook_seen *)(void *)o;
+	h->calls++;
+	h->counted += counted;
+	snprintf(h->code, sizeof(h->code), "%.*s", (int)len, code);
+}
+
+/* The code INFO errorstats counts: Redis's afterErrorReply on the bytes
+ * sent. */
+static void test_error_code(void)
+{
+	static const struct {
+		const char *text, *code;
+	} cases[] = {
+		{ "ERR syntax error", "ERR" },
+		{ "WRONGTYPE Operation against a key", "WRONGTYPE" },
+		{ "-NOSCRIPT No matching script", "NOSCRIPT" },
+		{ "NOSPACE", "ERR" },
+		{ "-", "ERR" },
+		{ "", "ERR" },
+		{ " leading space", "" },
+		{ "CODE\nnext line", "CODE" },
+		{ "CODE\r\n", "ERR" }, /* trimmed first, as Redis does */
+		/* the space at byte 31 of "-<30 bytes> x": within Redis's 32 */
+		{ "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA x", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+		{ "-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA x", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+		/* at byte 32: past it */
+		{ "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB x", "ERR" },
+		{ "MY:CODE#1 x", "MY:CODE#1" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *code;
+		size_t n = reply_error_code(cases[i].text, &code);
+		ok(n == strlen(cases[i].code) && !memcmp(code, cases[i].code, n), "code of '%s': '%.*s'",
+		   cases[i].text, (int)n, code);
+	}
+
+	struct hook_seen h = { 0 };
+	obuf_init(&h.o);
+	h.o.on_error = hook;
+	reply_error(&h.o, "WRONGTYPE x");
+	is_str(h.code, "WRONGTYPE", "the hook gets the code");
+	is_str(h.o.last_error, "WRONGTYPE", "last_error is the same code");
+	reply_error_nostats(&h.o, "-ERR counted where it arose");
+	h.o.muted = true;
+	reply_errorf(&h.o, "NOAUTH %s", "muted");
+	is_int(h.calls, 3, "the hook sees every error, muted too");
+	is_int(h.counted, 2, "reply_error_nostats is passed as not counted");
+	is_int(h.o.errors, 3, "errors counts all three");
+	obuf_free(&h.o);
+}
+
 int main(void)
 {
 	test_error_count();
+	test_error_code();
 	test_encodings();
 	test_deferred();
 	test_big_and_chunks();

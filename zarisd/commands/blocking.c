@@ -9,6 +9,7 @@
  */
 #include "zarisd/commands/blocking.h"
 #include "zarisd/commands/propagate.h"
+#include "zarisd/commands/dispatch.h"
 
 #include <assert.h>
 #include <math.h>
@@ -326,6 +327,7 @@ enum bw_outcome {
 	BW_SERVED,
 	BW_TIMEOUT,
 	BW_UNBLOCK_ERROR,
+	BW_UNBLOCK_TIMEOUT, /* CLIENT UNBLOCK id TIMEOUT: the timeout's reply */
 };
 
 /* A decided waiter on its way to its worker. */
@@ -367,10 +369,21 @@ static void mail_finish(struct client *c, void *arg)
 				obuf_consume(&m->reply, total);
 			}
 			c->out.errors += m->reply.errors;
+			/* its errors (a BLMOVE to a key of another type) were
+			 * written where it was served: counted here, on the
+			 * client's worker, the command failed (c->cmd: a blocked
+			 * client runs nothing else) */
+			dispatch_count_served_errors(c, c->cmd, &m->reply);
 		} else if (m->outcome == BW_TIMEOUT) {
 			w->ops->timeout_reply(&c->out, w->arg);
 		} else {
-			reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+			if (m->outcome == BW_UNBLOCK_TIMEOUT)
+				w->ops->timeout_reply(&c->out, w->arg);
+			else
+				reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+			/* Redis 7.0's CLIENT UNBLOCK counts the command failed
+			 * either way (updateStatsOnUnblock with had_errors 1) */
+			dispatch_count_failed(c, c->cmd);
 		}
 	}
 	obuf_free(&m->reply);
@@ -726,7 +739,7 @@ bool blocking_unblock(struct server *srv, uint64_t id, bool error)
 			if (w->client_id != id)
 				continue;
 			if (w->c && claim(w)) {
-				post(srv, w, error ? BW_UNBLOCK_ERROR : BW_TIMEOUT, NULL, 0, false);
+				post(srv, w, error ? BW_UNBLOCK_ERROR : BW_UNBLOCK_TIMEOUT, NULL, 0, false);
 				done = true;
 			}
 			break;

@@ -13,6 +13,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/dispatch.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/pubsub.h"
@@ -452,7 +453,12 @@ void cmd_client_unblock(struct client *c)
 	long long id;
 	if (!cmd_arg_ll(c, 2, &id, NULL))
 		return;
-	reply_long(&c->out, blocking_unblock(c->srv, (uint64_t)id, error) ? 1 : 0);
+	bool done = blocking_unblock(c->srv, (uint64_t)id, error);
+	/* Redis counts the target's error while CLIENT UNBLOCK runs: it
+	 * fails too (its prev_err_count moved) */
+	if (done && error)
+		dispatch_count_failed_here(c);
+	reply_long(&c->out, done ? 1 : 0);
 }
 
 void cmd_client_help(struct client *c)

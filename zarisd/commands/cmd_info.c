@@ -417,7 +417,7 @@ static void section_commandstats(struct textbuf *t, struct client *c)
 
 static void section_errorstats(struct textbuf *t, struct client *c)
 {
-	info_errorstats_write(t);
+	info_errorstats_write(c->srv, t);
 }
 
 static void section_modules(struct textbuf *t, struct client *c)

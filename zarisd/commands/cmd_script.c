@@ -185,21 +185,12 @@ static int keys_ok(struct eval_ctx *x, const struct command *cmd, struct resp_ar
 	return 0;
 }
 
-/* redis.call: Redis's scriptCall checks, then the command on the script
- * client; its reply's bytes are handed back whole. */
-static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const char **reply, size_t *len,
-		     char *err, size_t errsize)
+/* Redis's scriptCall checks of CMD (found) for X's script: -1 with the
+ * refusal in ERR. */
+static int call_allowed(struct eval_ctx *x, const struct command *cmd, struct resp_arg *argv, int argc,
+			char *err, size_t errsize)
 {
-	struct eval_ctx *x = ctx;
-	struct client *c = x->c;
-	struct server *srv = c->srv;
-	const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
-	if (cmd && (cmd->flags & CMD_CONTAINER) && argc >= 2)
-		cmd = command_lookup_sub(cmd, argv[1].ptr, argv[1].len);
-	if (!cmd) {
-		snprintf(err, errsize, "Unknown Redis command called from script");
-		return -1;
-	}
+	struct server *srv = x->c->srv;
 	if (!arity_ok(cmd, argc) || ((cmd->flags & CMD_CONTAINER) && !cmd->handler)) {
 		snprintf(err, errsize, "Wrong number of args calling Redis command from script");
 		return -1;
@@ -231,9 +222,31 @@ static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const
 		snprintf(err, errsize, "-OOM command not allowed when used memory > 'maxmemory'.");
 		return -1;
 	}
-	if (keys_ok(x, cmd, argv, argc, err, errsize) < 0)
+	return keys_ok(x, cmd, argv, argc, err, errsize);
+}
+
+/* redis.call: Redis's scriptCall checks, then the command on the script
+ * client; its reply's bytes are handed back whole. A refusal is counted
+ * as Redis's scriptCall does (an error reply, the command's
+ * rejected_calls). */
+static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const char **reply, size_t *len,
+		     char *err, size_t errsize)
+{
+	struct eval_ctx *x = ctx;
+	struct client *c = x->c;
+	const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+	if (cmd && (cmd->flags & CMD_CONTAINER) && argc >= 2)
+		cmd = command_lookup_sub(cmd, argv[1].ptr, argv[1].len);
+	if (!cmd) {
+		snprintf(err, errsize, "Unknown Redis command called from script");
+		dispatch_count_script_rejection(c, NULL, err);
 		return -1;
-	if (write)
+	}
+	if (call_allowed(x, cmd, argv, argc, err, errsize) < 0) {
+		dispatch_count_script_rejection(c, cmd, err);
+		return -1;
+	}
+	if (cmd->flags & CMD_WRITE)
 		script_mark_write(&x->run);
 
 	struct script_client *s = script_client(c);

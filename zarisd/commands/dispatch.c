@@ -5,6 +5,7 @@
 #include "zarisd/repl/repl.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,58 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
 
+/* One error reply of C (Redis's afterErrorReply): every one is an event
+ * for failed_calls; a counted one goes to total_error_replies and
+ * errorstats. */
+static void count_error(struct client *c, const char *code, size_t len, bool counted)
+{
+	struct worker_stats *ws = c->stats;
+	ws->error_events++;
+	if (!counted)
+		return;
+	STAT_INC(ws, errorstat_total);
+	info_count_error(ws, code, len);
+}
+
+/* reply.h's on_error of a client's obuf: c->out */
+static void client_on_error(struct obuf *o, const char *code, size_t len, bool counted)
+{
+	count_error((struct client *)(void *)((char *)o - offsetof(struct client, out)), code, len, counted);
+}
+
+void dispatch_count_served_errors(struct client *c, const struct command *cmd, const struct obuf *reply)
+{
+	if (!reply->errors)
+		return;
+	for (uint64_t i = 0; i < reply->errors; i++)
+		count_error(c, reply->last_error, strlen(reply->last_error), true);
+	dispatch_count_failed(c, cmd);
+}
+
+void dispatch_count_failed(struct client *c, const struct command *cmd)
+{
+	if (cmd)
+		STAT_INC(&c->stats->cmd[cmd->id], failed_calls);
+}
+
+void dispatch_count_failed_here(struct client *c)
+{
+	c->stats->error_events++;
+}
+
+void dispatch_count_script_rejection(struct client *c, const struct command *cmd, const char *err)
+{
+	const char *code = "ERR";
+	size_t n = 3;
+	if (err[0] == '-')
+		n = reply_error_code(err, &code);
+	count_error(c, code, n, true);
+	if (cmd)
+		STAT_INC(&c->stats->cmd[cmd->id], rejected_calls);
+	/* Redis's incrCommandStatsOnError: the script's later errors are its */
+	c->stats->error_mark = c->stats->error_events;
+}
+
 void dispatch_client_init(struct client *c, struct server *srv, unsigned worker, struct worker_stats *ws)
 {
 	memset(c, 0, sizeof(*c));
@@ -39,6 +92,7 @@ void dispatch_client_init(struct client *c, struct server *srv, unsigned worker,
 	c->worker = worker;
 	c->stats = ws;
 	obuf_init(&c->out);
+	c->out.on_error = client_on_error;
 	c->resp = 2;
 	c->out.resp = 2;
 	atomic_init(&c->shared_resp, 2);
@@ -208,9 +262,10 @@ static const struct command *resolve(struct client *c)
 	}
 	if ((cmd->flags & CMD_CONTAINER) && !(c->argc == 1 && cmd->handler)) {
 		if (c->argc < 2) {
+			/* Redis looks the container itself up: its rejected_calls */
 			c->cmd = cmd;
 			cmd_reply_arity(c);
-			reject(c, NULL);
+			reject(c, &c->stats->cmd[cmd->id]);
 			return NULL;
 		}
 		const struct command *sub = command_lookup_sub(cmd, c->argv[1].ptr, c->argv[1].len);
@@ -414,10 +469,11 @@ int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *s
 static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 {
 	struct server *srv = c->srv;
-	struct cmd_stat *st = &c->stats->cmd[cmd->id];
+	struct worker_stats *ws = c->stats;
+	struct cmd_stat *st = &ws->cmd[cmd->id];
 	c->cmd = cmd;
-	uint64_t errors_before = c->out.errors;
-	pubsub_command_begin(c); /* pub/sub: inline delivery to a subscribed publisher */
+	ws->error_mark = ws->error_events; /* Redis's incrCommandStatsOnError(NULL) */
+	pubsub_command_begin(c);	   /* pub/sub: inline delivery to a subscribed publisher */
 	/* persistence (persist.h): while a snapshot runs, a write's lookups
 	 * keep pre-images; a command that changed the keyspace makes its
 	 * record here (propagate.h), still inside the locked region, so
@@ -434,9 +490,11 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 
 	STAT_INC(st, calls);
 	STAT_ADD(st, usec, dur);
-	if (c->out.errors != errors_before) {
+	/* an error since it started or since the last nested command ended
+	 * (they count their own): this one failed */
+	if (ws->error_events != ws->error_mark) {
 		STAT_INC(st, failed_calls);
-		info_count_error(c->out.last_error, strlen(c->out.last_error));
+		ws->error_mark = ws->error_events;
 	}
 	STAT_INC(c->stats, commands_processed);
 	atomic_store_explicit(&c->last_cmd, cmd, memory_order_relaxed);

@@ -11,6 +11,7 @@ struct client;
 struct server;
 struct worker_stats;
 struct command;
+struct obuf;
 
 enum dispatch_result {
 	DISPATCH_DONE = 0,   /* the command ran (or was refused with an error reply) */
@@ -37,6 +38,34 @@ void dispatch_call(struct client *c, const struct command *cmd);
  * and whole-keyspace rows). */
 #define DISPATCH_STACK_SHARDS 32
 int dispatch_key_shards(struct client *c, const struct command *cmd, unsigned *stack, unsigned **out);
+
+/* Error statistics (Redis's afterErrorReply; INFO stats
+ * total_error_replies, errorstats, commandstats failed_calls). Every error
+ * reply written to a client's obuf is counted by the hook
+ * dispatch_client_init sets (reply.h on_error) on the client's worker; a
+ * command that ran and answered an error, counted or reply_error_nostats,
+ * after it started or after the last command nested in it (EXEC's, a
+ * script's) ended gets failed_calls, as Redis's prev_err_count has it.
+ * These are for errors that reach a client without passing through its
+ * obuf's hook. Owning worker only. */
+
+/* Counts the error replies in REPLY (an obuf without hook whose bytes C
+ * got: a blocked command's reply served on another worker), by its
+ * last_error, and, when there are any, failed_calls of CMD (may be NULL):
+ * Redis's updateStatsOnUnblock. */
+void dispatch_count_served_errors(struct client *c, const struct command *cmd, const struct obuf *reply);
+/* failed_calls of CMD (may be NULL) once more: a blocked command ended by
+ * CLIENT UNBLOCK (Redis 7.0 counts it failed, TIMEOUT or ERROR). */
+void dispatch_count_failed(struct client *c, const struct command *cmd);
+/* The command C runs counts as failed (without an error reply of its
+ * own): Redis counts CLIENT UNBLOCK ... ERROR failed, the target's error
+ * having been counted while it ran. */
+void dispatch_count_failed_here(struct client *c);
+/* A command a script called was refused before running, with ERR (Redis's
+ * text: with its "-CODE" or without, then ERR) and no reply written: one
+ * error reply of C and CMD's rejected_calls (CMD NULL when the name was
+ * not found), as Redis's scriptCall. */
+void dispatch_count_script_rejection(struct client *c, const struct command *cmd, const char *err);
 
 /* The client is going away (its connection closes): every module that
  * keeps state about it (subscriptions, blocked keys, watched keys) drops

@@ -4,6 +4,7 @@
 #include "zarisd/commands/propagate.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,11 +13,13 @@
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/propagate.h"
 #include "zarisd/commands/table.h"
+#include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
+#include "zarisd/server/info.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/stats.h"
 #include "zarisd/store/store.h"
@@ -47,10 +50,27 @@ void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, vo
 	ra->applied_ctx = ctx;
 }
 
+/* reply.h's on_error of the applier's client: a replayed command that
+ * answers an error did not when it first ran (or its record would not
+ * hold it), so the data here differs: Redis's error to its master or the
+ * AOF client, counted and logged as unexpected. */
+static void replayed_error(struct obuf *o, const char *code, size_t len, bool counted)
+{
+	struct client *c = (struct client *)(void *)((char *)o - offsetof(struct client, out));
+	if (!counted)
+		return;
+	info_count_replayed_error(code, len);
+	zr_log(ZR_LOG_WARNING,
+	       "== CRITICAL == This server got an error (%.*s) replaying the command '%s' from its "
+	       "primary or its log",
+	       (int)len, code, c->cmd ? c->cmd->name : "<unknown>");
+}
+
 struct replay_applier *replay_applier_new(struct server *srv)
 {
 	struct replay_applier *ra = zr_calloc(1, sizeof(*ra));
 	dispatch_client_init(&ra->c, srv, 0, &ra->ws);
+	ra->c.out.on_error = replayed_error;
 	ra->c.flags |= CLIENT_AUTHENTICATED;
 	ra->c.out.muted = true;
 	snprintf(ra->c.addr, sizeof(ra->c.addr), "loader");

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "zarisd/server/server.h"
+#include "zarisd/server/info.h"
 #include "zarisd/server/stats.h"
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
@@ -57,6 +58,7 @@ static void free_workers(struct worker *workers, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		if (workers[i].stats) {
 			zr_free(workers[i].stats->cmd);
+			info_errtable_free(workers[i].stats->errors);
 			zr_free(workers[i].stats);
 		}
 	}
@@ -159,6 +161,7 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 		w->stats = zr_calloc(1, sizeof(struct worker_stats));
 		w->stats->cmd =
 			zr_calloc(command_table_size() ? command_table_size() : 1, sizeof(struct cmd_stat));
+		w->stats->errors = info_errtable_new();
 		w->stats->worker = i;
 		srv->wstats[i] = w->stats;
 		rc = worker_listen(w);

@@ -242,17 +242,36 @@ void reply_ok(struct obuf *o)
 	ob_add(o, "+OK\r\n", 5);
 }
 
-void reply_error(struct obuf *o, const char *s)
+size_t reply_error_code(const char *s, const char **code)
+{
+	const char *w = s[0] == '-' ? s + 1 : s;
+	size_t len = strlen(w);
+	/* Redis trims trailing CR/LF first (addReplyErrorFormat) */
+	while (len && (w[len - 1] == '\r' || w[len - 1] == '\n'))
+		len--;
+	size_t n = strcspn(w, " \r\n");
+	/* the space at byte n + 1 of what is sent ('-' first): Redis looks
+	 * for it in the first 32 bytes */
+	if (n >= len || n + 1 >= 32) {
+		*code = "ERR";
+		return 3;
+	}
+	*code = w;
+	return n;
+}
+
+static void error_reply(struct obuf *o, const char *s, bool counted)
 {
 	o->errors++; /* counted even when muted: the command still failed */
-	size_t len = strlen(s);
-	size_t code = strcspn(s[0] == '-' ? s + 1 : s, " \r\n");
-	if (code >= sizeof(o->last_error))
-		code = sizeof(o->last_error) - 1;
-	memcpy(o->last_error, s[0] == '-' ? s + 1 : s, code);
-	o->last_error[code] = '\0';
+	const char *code;
+	size_t n = reply_error_code(s, &code);
+	memcpy(o->last_error, code, n); /* n <= 30: reply_error_code */
+	o->last_error[n] = '\0';
+	if (o->on_error)
+		o->on_error(o, o->last_error, n, counted);
 	if (o->muted)
 		return;
+	size_t len = strlen(s);
 	if (len == 0 || s[0] != '-')
 		ob_add(o, "-", 1);
 	/* A CR or LF inside would end the error early and desync the client. */
@@ -270,6 +289,16 @@ void reply_error(struct obuf *o, const char *s)
 		}
 	}
 	ob_add(o, "\r\n", 2);
+}
+
+void reply_error(struct obuf *o, const char *s)
+{
+	error_reply(o, s, true);
+}
+
+void reply_error_nostats(struct obuf *o, const char *s)
+{
+	error_reply(o, s, false);
 }
 
 void reply_errorf(struct obuf *o, const char *fmt, ...)

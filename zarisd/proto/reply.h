@@ -31,8 +31,14 @@ struct obuf {
 	size_t alloc;	     /* bytes of chunk memory held (for limits and INFO) */
 	uint8_t resp;	     /* 2 or 3 */
 	bool muted;	     /* CLIENT REPLY OFF/SKIP: replies are dropped */
-	uint64_t errors;     /* error replies written, muted or not (failed_calls, errorstats) */
-	char last_error[32]; /* code of the last error reply ("ERR", "WRONGTYPE"), for errorstats */
+	uint64_t errors;     /* error replies written, muted or not */
+	char last_error[32]; /* the last one's code as errorstats counts it (reply_error) */
+	/* Called on every error reply, muted or not, with its code (as
+	 * last_error) and whether it counts in the error statistics (false:
+	 * reply_error_nostats); NULL for an obuf whose errors the code that
+	 * takes its bytes accounts for (errors, last_error). The commands
+	 * layer sets it on a client's obuf (dispatch.c). */
+	void (*on_error)(struct obuf *o, const char *code, size_t len, bool counted);
 };
 
 /* A reserved header, filled by reply_set_deferred(). The reservation is
@@ -74,6 +80,17 @@ void reply_ok(struct obuf *o); /* +OK */
  * Like Redis's addReplyError, no second '-' is added when S starts with one. */
 void reply_error(struct obuf *o, const char *s);
 void reply_errorf(struct obuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The error code INFO errorstats counts for the error text S (as
+ * reply_error takes it), as Redis's afterErrorReply finds it in the bytes
+ * sent: the text after the '-' up to the first space (a CR or LF is sent
+ * as one; trailing ones do not count, Redis trims them) when that space
+ * is within the first 32 bytes, otherwise "ERR".
+ * Returns its length, *CODE pointing into S (or at "ERR"). */
+size_t reply_error_code(const char *s, const char **code);
+/* reply_error for an error that was counted already, where it arose:
+ * Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE (a script's error raised by
+ * redis.call). on_error gets counted false. */
+void reply_error_nostats(struct obuf *o, const char *s);
 void reply_bulk(struct obuf *o, const void *p, size_t len);
 void reply_bulk_cstr(struct obuf *o, const char *s);
 void reply_bulk_ll(struct obuf *o, long long v); /* integer as a bulk string */

@@ -269,9 +269,20 @@ static int field(lua_State *L, const char *name)
 	return lua_type(L, -1);
 }
 
+bool script_error_counted(lua_State *L)
+{
+	lua_getfield(L, -1, "ignore_error_stats_update");
+	bool ignore = lua_isboolean(L, -1) && lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return !ignore;
+}
+
 void script_reply_error_table(lua_State *L, struct obuf *out)
 {
-	/* luaExtractErrorInformation: the err field; "-%s" of it */
+	/* luaExtractErrorInformation: the err field; "-%s" of it, not
+	 * counted again when redis.call's error counted it (Redis's
+	 * ERR_REPLY_FLAG_NO_STATS_UPDATE) */
+	bool counted = script_error_counted(L);
 	lua_getfield(L, -1, "err");
 	size_t n = 0;
 	const char *msg = lua_tolstring(L, -1, &n);
@@ -280,7 +291,10 @@ void script_reply_error_table(lua_State *L, struct obuf *out)
 	if (msg)
 		memcpy(e + 1, msg, n);
 	e[n + 1] = '\0';
-	reply_error(out, e);
+	if (counted)
+		reply_error(out, e);
+	else
+		reply_error_nostats(out, e);
 	free(e);
 	lua_pop(L, 1);
 }

@@ -910,15 +910,32 @@ static void reply_run_error(lua_State *L, const char *sha, struct obuf *out)
 		reply_errorf(out, "ERR Error running script %s, %.100s", sha, msg);
 		return;
 	}
+	bool counted = script_error_counted(L);
 	lua_getfield(L, -1, "err");
 	lua_getfield(L, -2, "source");
 	lua_getfield(L, -3, "line");
 	const char *msg = lua_tostring(L, -3), *src = lua_tostring(L, -2), *line = lua_tostring(L, -1);
-	if (src && line)
-		reply_errorf(out, "-%s script: %s, on %s:%s.", msg ? msg : "", sha, src, line);
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addchar(&b, '-');
+	luaL_addstring(&b, msg ? msg : "");
+	if (src && line) {
+		luaL_addstring(&b, " script: ");
+		luaL_addstring(&b, sha);
+		luaL_addstring(&b, ", on ");
+		luaL_addstring(&b, src);
+		luaL_addchar(&b, ':');
+		luaL_addstring(&b, line);
+		luaL_addchar(&b, '.');
+	}
+	luaL_pushresult(&b);
+	/* Redis's addReplyErrorSdsEx: not counted again when redis.call's
+	 * error counted it already */
+	if (counted)
+		reply_error(out, lua_tostring(L, -1));
 	else
-		reply_errorf(out, "-%s", msg ? msg : "");
-	lua_pop(L, 3);
+		reply_error_nostats(out, lua_tostring(L, -1));
+	lua_pop(L, 4);
 }
 
 void script_execute(struct script_run *run, struct obuf *out)

@@ -4,10 +4,13 @@
 #include "zarisd/server/info.h"
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/server/server.h"
@@ -34,6 +37,10 @@ static uint64_t stat_read(const struct worker_stats *ws, int f)
 	return atomic_load_explicit((_Atomic uint64_t *)((char *)ws + stat_field_off[f]),
 				    memory_order_relaxed);
 }
+
+/* The replayed commands' errors (info_count_replayed_error), any thread:
+ * added to the workers' sums; RESETSTAT zeroes them. */
+static _Atomic uint64_t replayed_total, replayed_unexpected;
 
 /* --- RESETSTAT baselines -------------------------------------------------------- */
 
@@ -66,6 +73,9 @@ void info_total_counters(struct server *srv, uint64_t out[INFO_STAT_COUNT])
 		for (int f = 0; f < INFO_STAT_COUNT; f++)
 			out[f] += one[f];
 	}
+	out[INFO_STAT_errorstat_total] += atomic_load_explicit(&replayed_total, memory_order_relaxed);
+	out[INFO_STAT_unexpected_error_replies] +=
+		atomic_load_explicit(&replayed_unexpected, memory_order_relaxed);
 }
 
 static void cmd_counters_raw(struct server *srv, unsigned id, struct info_cmd_counts *out)
@@ -102,36 +112,171 @@ void info_cmd_counters(struct server *srv, unsigned id, struct info_cmd_counts *
 
 /* --- error codes ----------------------------------------------------------------- */
 
-#define ERRORSTAT_MAX 128
-#define ERRORSTAT_CODE_MAX 32
+#define ERRORSTAT_MAX 128     /* distinct codes between two RESETSTATs (Redis 7.4's) */
+#define ERRORSTAT_CODE_MAX 32 /* reply_error_code's codes are at most 30 bytes */
 
 struct errorstat {
 	char code[ERRORSTAT_CODE_MAX];
+	uint8_t len;
 	uint64_t count;
 };
 
-static pthread_mutex_t errorstat_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the table below */
-static struct errorstat errorstats[ERRORSTAT_MAX];
-static int errorstat_count;
+/* One worker's counts (or the replayed commands'). Invariant: each code is
+ * in the registry (entries are added under registry_lock, which RESETSTAT
+ * holds while it empties both). */
+struct info_errtable {
+	pthread_mutex_t lock; /* the counting thread against INFO and RESETSTAT */
+	int n;
+	struct errorstat e[ERRORSTAT_MAX];
+};
 
-void info_count_error(const char *msg, size_t len)
+/* The registry. Lock order: registry_lock before any table's lock. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct errorstat registry[ERRORSTAT_MAX]; /* count unused */
+static int registry_n;
+/* Set (under registry_lock) by the 129th code, cleared by RESETSTAT. Read
+ * without the lock by the counting path first, relaxed: a worker that
+ * reads it stale takes the lock and reads it again there. */
+static _Atomic bool errorstats_disabled;
+
+/* The errors of replayed commands (info_count_replayed_error): any
+ * thread adds, under registry_lock and its own lock (the code paths that
+ * read every table take both in that order). */
+static struct info_errtable replayed = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+struct info_errtable *info_errtable_new(void)
 {
-	size_t n = 0;
-	while (n < len && msg[n] != ' ' && n < ERRORSTAT_CODE_MAX - 1)
-		n++;
-	pthread_mutex_lock(&errorstat_lock);
-	for (int i = 0; i < errorstat_count; i++)
-		if (strlen(errorstats[i].code) == n && !memcmp(errorstats[i].code, msg, n)) {
-			errorstats[i].count++;
-			goto out;
+	struct info_errtable *t = zr_calloc(1, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+void info_errtable_free(struct info_errtable *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_destroy(&t->lock);
+	zr_free(t);
+}
+
+static int errorstat_find(const struct errorstat *e, int n, const char *code, size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (e[i].len == len && !memcmp(e[i].code, code, len))
+			return i;
+	return -1;
+}
+
+/* Logs the registry's codes and disables the section (Redis's
+ * incrementErrorCount at its limit). registry_lock held. */
+static void disable_locked(void)
+{
+	char list[ERRORSTAT_MAX * (ERRORSTAT_CODE_MAX + 2)];
+	size_t used = 0;
+	for (int i = 0; i < registry_n; i++) {
+		memcpy(list + used, registry[i].code, registry[i].len);
+		used += registry[i].len;
+		if (i + 1 < registry_n) {
+			memcpy(list + used, ", ", 2);
+			used += 2;
 		}
-	if (errorstat_count < ERRORSTAT_MAX) {
-		memcpy(errorstats[errorstat_count].code, msg, n);
-		errorstats[errorstat_count].code[n] = '\0';
-		errorstats[errorstat_count++].count = 1;
 	}
-out:
-	pthread_mutex_unlock(&errorstat_lock);
+	list[used] = '\0';
+	zr_log(ZR_LOG_WARNING, "Errorstats stopped adding new errors because the number of errors reached "
+			       "the limit, may be misuse of lua error_reply, please check INFO ERRORSTATS, "
+			       "this can be re-enabled via CONFIG RESETSTAT.");
+	zr_log(ZR_LOG_WARNING, "Current errors code list: %s", list);
+	atomic_store_explicit(&errorstats_disabled, true, memory_order_relaxed);
+}
+
+/* Counts CODE in T, registering it first (or disabling the section when
+ * it is one code too many). registry_lock held. */
+static void count_locked(struct info_errtable *t, const char *code, size_t len)
+{
+	if (atomic_load_explicit(&errorstats_disabled, memory_order_relaxed))
+		return;
+	if (errorstat_find(registry, registry_n, code, len) < 0) {
+		if (registry_n == ERRORSTAT_MAX) {
+			disable_locked();
+			return;
+		}
+		memcpy(registry[registry_n].code, code, len);
+		registry[registry_n++].len = (uint8_t)len;
+	}
+	pthread_mutex_lock(&t->lock);
+	/* a worker's table: only its thread adds to it, but a RESETSTAT may
+	 * have emptied it since it looked */
+	int i = errorstat_find(t->e, t->n, code, len);
+	if (i < 0) {
+		i = t->n++;
+		memcpy(t->e[i].code, code, len);
+		t->e[i].len = (uint8_t)len;
+		t->e[i].count = 0;
+	}
+	t->e[i].count++;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void info_count_error(struct worker_stats *ws, const char *code, size_t len)
+{
+	struct info_errtable *t = ws->errors;
+	if (!t || atomic_load_explicit(&errorstats_disabled, memory_order_relaxed))
+		return;
+	if (len >= ERRORSTAT_CODE_MAX)
+		len = ERRORSTAT_CODE_MAX - 1;
+	pthread_mutex_lock(&t->lock);
+	int i = errorstat_find(t->e, t->n, code, len);
+	if (i >= 0)
+		t->e[i].count++;
+	pthread_mutex_unlock(&t->lock);
+	if (i >= 0)
+		return;
+	/* new to this worker: the registry first (the lock order) */
+	pthread_mutex_lock(&registry_lock);
+	count_locked(t, code, len);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void info_count_replayed_error(const char *code, size_t len)
+{
+	atomic_fetch_add_explicit(&replayed_total, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&replayed_unexpected, 1, memory_order_relaxed);
+	if (len >= ERRORSTAT_CODE_MAX)
+		len = ERRORSTAT_CODE_MAX - 1;
+	pthread_mutex_lock(&registry_lock);
+	count_locked(&replayed, code, len);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Empties the registry and every table and enables the section. */
+static void errorstats_reset(struct server *srv)
+{
+	pthread_mutex_lock(&registry_lock);
+	registry_n = 0;
+	for (unsigned w = 0; w < srv->nworkers; w++) {
+		struct info_errtable *t = srv->wstats[w]->errors;
+		if (!t)
+			continue;
+		pthread_mutex_lock(&t->lock);
+		t->n = 0;
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_lock(&replayed.lock);
+	replayed.n = 0;
+	pthread_mutex_unlock(&replayed.lock);
+	atomic_store_explicit(&replayed_total, 0, memory_order_relaxed);
+	atomic_store_explicit(&replayed_unexpected, 0, memory_order_relaxed);
+	atomic_store_explicit(&errorstats_disabled, false, memory_order_relaxed);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* rax order: byte-wise, a prefix first */
+static int errorstat_cmp(const void *a, const void *b)
+{
+	const struct errorstat *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int r = memcmp(x->code, y->code, n);
+	return r ? r : (int)x->len - (int)y->len;
 }
 
 void info_reset_stats(struct server *srv, unsigned ncmds)
@@ -153,9 +298,7 @@ void info_reset_stats(struct server *srv, unsigned ncmds)
 	zr_free(old_fields);
 	zr_free(old_cmds);
 
-	pthread_mutex_lock(&errorstat_lock);
-	errorstat_count = 0;
-	pthread_mutex_unlock(&errorstat_lock);
+	errorstats_reset(srv);
 	store_reset_stats(srv->store);
 	atomic_store_explicit(&srv->stat_reset_ms, (uint64_t)zr_time_ms(), memory_order_relaxed);
 }
@@ -245,11 +388,41 @@ uint64_t info_rate_worker(unsigned w)
 
 /* --- the Errorstats section -------------------------------------------------------- */
 
-void info_errorstats_write(struct textbuf *t)
+void info_errorstats_write(struct server *srv, struct textbuf *t)
 {
-	pthread_mutex_lock(&errorstat_lock);
-	for (int i = 0; i < errorstat_count; i++)
-		textbuf_printf(t, "errorstat_%s:count=%llu\r\n", errorstats[i].code,
-			       (unsigned long long)errorstats[i].count);
-	pthread_mutex_unlock(&errorstat_lock);
+	struct errorstat sum[ERRORSTAT_MAX];
+	int n = 0;
+	pthread_mutex_lock(&registry_lock);
+	if (atomic_load_explicit(&errorstats_disabled, memory_order_relaxed)) {
+		pthread_mutex_unlock(&registry_lock);
+		textbuf_printf(t, "errorstat_ERRORSTATS_DISABLED:count=1\r\n");
+		return;
+	}
+	n = registry_n;
+	memcpy(sum, registry, sizeof(sum[0]) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		sum[i].count = 0;
+	for (unsigned w = 0; w <= srv->nworkers; w++) {
+		struct info_errtable *et = w < srv->nworkers ? srv->wstats[w]->errors : &replayed;
+		if (!et)
+			continue;
+		pthread_mutex_lock(&et->lock);
+		for (int j = 0; j < et->n; j++) {
+			int i = errorstat_find(sum, n, et->e[j].code, et->e[j].len);
+			if (i >= 0)
+				sum[i].count += et->e[j].count;
+		}
+		pthread_mutex_unlock(&et->lock);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	qsort(sum, (size_t)n, sizeof(sum[0]), errorstat_cmp);
+	for (int i = 0; i < n; i++) {
+		char code[ERRORSTAT_CODE_MAX];
+		for (int k = 0; k < sum[i].len; k++) {
+			char ch = sum[i].code[k];
+			code[k] = (ch == '#' || ch == ':' || ch == '\r' || ch == '\n') ? '_' : ch;
+		}
+		textbuf_printf(t, "errorstat_%.*s:count=%llu\r\n", (int)sum[i].len, code,
+			       (unsigned long long)sum[i].count);
+	}
 }

@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+struct info_errtable;
+
 #define WORKER_STATS_FIELDS(X)                                         \
 	X(commands_processed)	/* commands executed on this worker */ \
 	X(connections_received) /* connections accepted */             \
@@ -42,6 +44,14 @@ struct worker_stats {
 	WORKER_STATS_FIELDS(WORKER_STATS_DECLARE)
 #undef WORKER_STATS_DECLARE
 	struct cmd_stat *cmd; /* [command_table_size()] */
+	/* INFO errorstats: this worker's counts by error code (info.h);
+	 * NULL in a worker_stats that INFO does not read */
+	struct info_errtable *errors;
+	/* failed_calls (dispatch.c), the owner's alone: error replies of any
+	 * kind (counted or reply_error_nostats), and their number when the
+	 * running command started or the last command nested in it ended
+	 * (Redis's prev_err_count) */
+	uint64_t error_events, error_mark;
 	unsigned worker;
 	/* The request this worker is executing: the first 16 bytes of its
 	 * name (NUL padded), running[0] 0 between requests. Written by the
