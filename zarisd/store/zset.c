@@ -560,17 +560,16 @@ static const char *ops_encoding(const void *obj)
 
 #define REWRITE_BATCH 64
 
-/* ZADD key score member ... in batches of REWRITE_BATCH members. */
-static int ops_rewrite(const void *obj, const char *key, size_t klen, store_emit_fn emit, void *ctx)
+/* ZADD key score member ... in batches of REWRITE_BATCH members.
+ *
+ * A full set's members scored -0 come last. The compact encoding keeps a
+ * zero score without its sign (as Redis's listpack does), so a rebuild
+ * (snapshot load, full sync) that starts compact and converts would turn
+ * them into 0 where this set says -0; after every other member the
+ * rebuilt set is full again whenever the size made this one full. */
+static int rewrite_pass(const struct zset *z, const char **argv, size_t *lens, char (*scores)[32], int pass,
+			store_emit_fn emit, void *ctx)
 {
-	const struct zset *z = obj;
-	const char *argv[2 + 2 * REWRITE_BATCH];
-	size_t lens[2 + 2 * REWRITE_BATCH];
-	char scores[REWRITE_BATCH][32];
-	argv[0] = "ZADD";
-	lens[0] = 4;
-	argv[1] = key;
-	lens[1] = klen;
 	struct zset_iter it;
 	zset_iter_init(&it, z, 0, false);
 	const char *m;
@@ -578,7 +577,10 @@ static int ops_rewrite(const void *obj, const char *key, size_t klen, store_emit
 	double score;
 	int batch = 0, rc = 0;
 	while (zset_iter_next(&it, &m, &mlen, &score)) {
-		lens[2 + 2 * batch] = zset_score_str(scores[batch], sizeof(scores[batch]), score);
+		bool negzero = score == 0 && signbit(score);
+		if (pass != (negzero ? 2 : 1) && pass != 0)
+			continue;
+		lens[2 + 2 * batch] = zset_score_str(scores[batch], 32, score);
 		argv[2 + 2 * batch] = scores[batch];
 		argv[3 + 2 * batch] = m;
 		lens[3 + 2 * batch] = mlen;
@@ -593,6 +595,22 @@ static int ops_rewrite(const void *obj, const char *key, size_t klen, store_emit
 		rc = emit(2 + 2 * batch, argv, lens, ctx);
 	zset_iter_release(&it);
 	return rc;
+}
+
+static int ops_rewrite(const void *obj, const char *key, size_t klen, store_emit_fn emit, void *ctx)
+{
+	const struct zset *z = obj;
+	const char *argv[2 + 2 * REWRITE_BATCH];
+	size_t lens[2 + 2 * REWRITE_BATCH];
+	char scores[REWRITE_BATCH][32];
+	argv[0] = "ZADD";
+	lens[0] = 4;
+	argv[1] = key;
+	lens[1] = klen;
+	if (zset_is_compact(z)) /* pass 0: every member, in order */
+		return rewrite_pass(z, argv, lens, scores, 0, emit, ctx);
+	int rc = rewrite_pass(z, argv, lens, scores, 1, emit, ctx);
+	return rc ? rc : rewrite_pass(z, argv, lens, scores, 2, emit, ctx);
 }
 
 const struct store_type_ops store_zset_ops = {
