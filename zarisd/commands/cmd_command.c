@@ -109,8 +109,10 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	const char *group = cmd->group ? cmd->group : "";
 	const char *top = top_name(cmd);
 	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
-	out[ACL_READ] = f & CMD_READONLY;
-	out[ACL_WRITE] = f & CMD_WRITE;
+	/* a script row's reads and writes are its script's: Redis gives
+	 * EVAL_RO neither @read nor @write */
+	out[ACL_READ] = (f & CMD_READONLY) && !(f & CMD_SCRIPT);
+	out[ACL_WRITE] = (f & CMD_WRITE) && !(f & CMD_SCRIPT);
 	/* a data type's group is its category */
 	out[ACL_SET] = !strcmp(group, "set");
 	out[ACL_SORTEDSET] = !strcmp(group, "sorted-set");
@@ -165,13 +167,15 @@ static void reply_begin_search(struct obuf *o, int index)
  * a row with fixed keys before counted ones is a STORE form (ZUNIONSTORE:
  * the destination is overwritten, the counted keys are read); counted
  * keys of a write row are popped from (LMPOP, ZMPOP: Redis's "RW access
- * delete"). */
+ * delete"), except a script's, which may do anything ("RW access update",
+ * with the row's note). */
 static void reply_key_specs(struct obuf *o, const struct command *cmd)
 {
 	static const char *const ro[] = { "RO", "access", NULL };
 	static const char *const rw[] = { "RW", "update", NULL };
 	static const char *const ow[] = { "OW", "update", NULL };
 	static const char *const pop[] = { "RW", "access", "delete", NULL };
+	static const char *const script_rw[] = { "RW", "access", "update", NULL };
 	bool readonly = cmd->flags & CMD_READONLY;
 	bool keynum = cmd->keynum_index > 0;
 	reply_set(o, (cmd->first_key > 0) + keynum);
@@ -194,8 +198,14 @@ static void reply_key_specs(struct obuf *o, const struct command *cmd)
 		reply_long(o, 0);
 	}
 	if (keynum) {
-		reply_map(o, 3);
-		reply_spec_flags(o, readonly || cmd->first_key > 0 ? ro : pop);
+		reply_map(o, 3 + (cmd->key_notes != NULL));
+		if (cmd->key_notes) {
+			reply_bulk_cstr(o, "notes");
+			reply_bulk_cstr(o, cmd->key_notes);
+		}
+		reply_spec_flags(o, readonly || cmd->first_key > 0 ? ro
+				    : (cmd->flags & CMD_SCRIPT)	   ? script_rw
+								   : pop);
 		reply_begin_search(o, cmd->keynum_index);
 		reply_bulk_cstr(o, "find_keys");
 		reply_map(o, 2);

@@ -26,6 +26,8 @@
 #define EX CMD_EXEC
 #define RE CMD_RANDOM_EFFECT
 #define NMK CMD_NO_MANDATORY_KEYS
+#define SCRIPT_NOTES_RW "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+#define SCRIPT_NOTES_RO "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
 
 /* One row per line reads as a table. */
 /* clang-format off */
@@ -41,6 +43,14 @@
 		.name = n, .arity = ar, .flags = fl, .first_key = fk, .last_key = lk, .key_step = st, \
 		.keynum_index = kn, .keynum_first = 1, .keynum_step = 1, .handler = h, .group = grp,  \
 		.since = ver, .summary = sum                                                          \
+	}
+/* A script row (EVAL, FCALL): keys counted by argv[2], and the note its
+ * key spec carries in COMMAND INFO (NULL: none), as Redis's. */
+#define ROW_SCRIPT(n, fl, h, notes, ver, sum)                                                        \
+	{                                                                                             \
+		.name = n, .arity = -3, .flags = (fl) | NS | S | NMK | CMD_SCRIPT, .keynum_index = 2,  \
+		.keynum_first = 1, .keynum_step = 1, .handler = h, .group = "scripting", .since = ver, \
+		.summary = sum, .key_notes = notes                                                    \
 	}
 #define CONTAINER(n, ar, fl, subs, grp, ver, sum)                                                         \
 	{                                                                                                 \
@@ -364,10 +374,10 @@ static struct command command_rows[] = {
 
 	/* --- scripting (cmd_script.c): numkeys at argv[2] counts the declared
 	 * keys, whose shards the dispatcher locks --- */
-	ROW_KEYNUM("eval", -3, NS | S | NMK | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval, "scripting", "2.6.0", "Executes a server-side Lua script."),
-	ROW_KEYNUM("evalsha", -3, NS | S | NMK | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest."),
-	ROW_KEYNUM("eval_ro", -3, NS | S | NMK | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script."),
-	ROW_KEYNUM("evalsha_ro", -3, NS | S | NMK | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
+	ROW_SCRIPT("eval", 0, cmd_eval, SCRIPT_NOTES_RW, "2.6.0", "Executes a server-side Lua script."),
+	ROW_SCRIPT("evalsha", 0, cmd_evalsha, NULL, "2.6.0", "Executes a server-side Lua script by SHA1 digest."),
+	ROW_SCRIPT("eval_ro", R, cmd_eval_ro, SCRIPT_NOTES_RO, "7.0.0", "Executes a read-only server-side Lua script."),
+	ROW_SCRIPT("evalsha_ro", R, cmd_evalsha_ro, NULL, "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
 	CONTAINER("script", -2, 0, script_subcommands, "scripting", "2.6.0", "A container for Lua scripts management commands."),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
@@ -439,6 +449,8 @@ static struct command command_rows[] = {
 #undef EX
 #undef RE
 #undef NMK
+#undef SCRIPT_NOTES_RW
+#undef SCRIPT_NOTES_RO
 
 /* Open-addressing index from lower-case name to row, built once. */
 #define INDEX_SIZE 512

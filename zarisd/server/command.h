@@ -90,6 +90,7 @@ struct command {
 	const char *since;
 	const char *complexity;
 	const struct command *subcommands; /* container rows: terminated by a row with name NULL */
+	const char *key_notes;		   /* COMMAND INFO: the "notes" of its counted keys' spec */
 	unsigned id;			   /* index into per-thread command stats, set at start-up */
 	const struct command *parent;	   /* container of a subcommand, set at start-up */
 };
