@@ -105,6 +105,9 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	uint32_t f = cmd->flags;
 	const char *group = cmd->group ? cmd->group : "";
 	const char *top = top_name(cmd);
+	/* FUNCTION LOAD's whole-keyspace row is zarisd's lock, not Redis's category */
+	if (!strcmp(group, "scripting"))
+		f &= ~CMD_WHOLEDB;
 	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
 	out[ACL_READ] = f & CMD_READONLY;
 	out[ACL_WRITE] = f & CMD_WRITE;

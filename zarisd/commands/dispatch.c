@@ -464,7 +464,9 @@ static bool busy_allowed(const struct command *cmd)
 	static const char *const top[] = { "auth",     "discard", "hello", "multi",    "quit", "reset",
 					   "shutdown", "unwatch", "watch", "replconf", NULL };
 	if (cmd->parent)
-		return !strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill");
+		return (!strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill")) ||
+		       (!strcmp(cmd->parent->name, "function") &&
+			(!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")));
 	for (int i = 0; top[i]; i++)
 		if (!strcmp(cmd->name, top[i]))
 			return true;
@@ -514,8 +516,12 @@ static enum dispatch_result run_command(struct client *c)
 	}
 	/* a script on another worker ran past busy-reply-threshold */
 	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
-		reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-				     "SHUTDOWN NOSAVE.");
+		reply_error(&c->out,
+			    script_busy_is_function()
+				    ? "BUSY Redis is busy running a script. You can only call FUNCTION "
+				      "KILL or SHUTDOWN NOSAVE."
+				    : "BUSY Redis is busy running a script. You can only call SCRIPT KILL "
+				      "or SHUTDOWN NOSAVE.");
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}

@@ -51,7 +51,7 @@ struct replay_applier *replay_applier_new(struct server *srv)
 {
 	struct replay_applier *ra = zr_calloc(1, sizeof(*ra));
 	dispatch_client_init(&ra->c, srv, 0, &ra->ws);
-	ra->c.flags |= CLIENT_AUTHENTICATED;
+	ra->c.flags |= CLIENT_AUTHENTICATED | CLIENT_REPLAY;
 	ra->c.out.muted = true;
 	snprintf(ra->c.addr, sizeof(ra->c.addr), "loader");
 	return ra;

@@ -51,6 +51,22 @@
 		.name = NULL \
 	}
 
+/* FUNCTION (cmd_function.c): LOAD DELETE FLUSH RESTORE change the
+ * libraries, whole-keyspace writes for the dispatcher (every shard lock:
+ * ordered with a snapshot's instant) */
+static struct command function_subcommands[] = {
+	ROW("load", -3, NS | W | M | WD | KL, 0, 0, 0, cmd_function_load, "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)"),
+	ROW("delete", 3, NS | W | WD | KL, 0, 0, 0, cmd_function_delete, "scripting", "7.0.0", "Delete a function by name"),
+	ROW("flush", -2, NS | W | WD | KL, 0, 0, 0, cmd_function_flush, "scripting", "7.0.0", "Deleting all functions"),
+	ROW("kill", 2, NS | KL, 0, 0, 0, cmd_function_kill, "scripting", "7.0.0", "Kill the function currently in execution."),
+	ROW("list", -2, NS | KL, 0, 0, 0, cmd_function_list, "scripting", "7.0.0", "List information about all the functions"),
+	ROW("stats", 2, NS | KL, 0, 0, 0, cmd_function_stats, "scripting", "7.0.0", "Return information about the function currently running (name, description, duration)"),
+	ROW("dump", 2, NS | KL, 0, 0, 0, cmd_function_dump, "scripting", "7.0.0", "Dump all functions into a serialized binary payload"),
+	ROW("restore", -3, NS | W | M | WD | KL, 0, 0, 0, cmd_function_restore, "scripting", "7.0.0", "Restore all the functions on the given payload"),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_function_help, "scripting", "7.0.0", "Show helpful text about the different subcommands"),
+	END,
+};
+
 static struct command script_subcommands[] = {
 	ROW("load", 3, NS | S | KL, 0, 0, 0, cmd_script_load, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache."),
 	ROW("exists", -3, NS | S | KL, 0, 0, 0, cmd_script_exists, "scripting", "2.6.0", "Determines whether server-side Lua scripts exist in the script cache."),
@@ -368,6 +384,9 @@ static struct command command_rows[] = {
 	ROW_KEYNUM("eval_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script."),
 	ROW_KEYNUM("evalsha_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
 	CONTAINER("script", -2, 0, script_subcommands, "scripting", "2.6.0", "A container for Lua scripts management commands."),
+	ROW_KEYNUM("fcall", -3, NS | S | CMD_SCRIPT, 0, 0, 0, 2, cmd_fcall, "scripting", "7.0.0", "Invoke a function"),
+	ROW_KEYNUM("fcall_ro", -3, NS | S | R | CMD_SCRIPT, 0, 0, 0, 2, cmd_fcall_ro, "scripting", "7.0.0", "Invoke a read-only function"),
+	CONTAINER("function", -2, 0, function_subcommands, "scripting", "7.0.0", "A container for function commands"),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
 	/* The shard commands' channels are keys in their key spec (cluster
