@@ -503,7 +503,8 @@ static void fcall_generic(struct client *c, bool ro)
 {
 	uint32_t flags;
 	char err[1024];
-	int r = function_prepare(c->argv[1].ptr, c->argv[1].len, &flags, err, sizeof(err));
+	char *name;
+	int r = function_prepare(c->argv[1].ptr, c->argv[1].len, &flags, &name, err, sizeof(err));
 	if (r == -ENOENT) {
 		reply_error(&c->out, "ERR Function not found");
 		return;
@@ -513,23 +514,14 @@ static void fcall_generic(struct client *c, bool ro)
 		return;
 	}
 	long long numkeys;
-	if (!zr_str_to_ll(c->argv[2].ptr, c->argv[2].len, &numkeys)) {
+	if (!zr_str_to_ll(c->argv[2].ptr, c->argv[2].len, &numkeys))
 		reply_error(&c->out, "ERR Bad number of keys provided");
-		return;
-	}
-	if (numkeys > c->argc - 3) {
+	else if (numkeys > c->argc - 3)
 		reply_error(&c->out, "ERR Number of keys can't be greater than number of args");
-		return;
-	}
-	if (numkeys < 0) {
+	else if (numkeys < 0)
 		reply_error(&c->out, "ERR Number of keys can't be negative");
-		return;
-	}
-	/* the name as the engine keeps it: NUL-terminated */
-	char *name = zr_malloc(c->argv[1].len + 1);
-	memcpy(name, c->argv[1].ptr, c->argv[1].len);
-	name[c->argv[1].len] = '\0';
-	run_generic(c, name, flags, ro, numkeys, true);
+	else
+		run_generic(c, name, flags, ro, numkeys, true);
 	zr_free(name);
 }
 

@@ -21,6 +21,7 @@
  *
  * The registry's mutex is a leaf lock: no Lua runs while it is held.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -127,7 +128,9 @@ static struct fn_lib **ctx_find_lib(struct fn_ctx *c, const char *name, size_t l
 	return NULL;
 }
 
-/* The library of C holding function NAME (other than SKIP), *I its index. */
+/* The library of C holding function NAME (other than SKIP), *I its index:
+ * function names are matched in any case across libraries (Redis's
+ * functions dict), exactly within one (its library's dict). */
 static struct fn_lib *ctx_find_fn(struct fn_ctx *c, const char *name, size_t len, const struct fn_lib *skip,
 				  int *idx)
 {
@@ -135,7 +138,7 @@ static struct fn_lib *ctx_find_fn(struct fn_ctx *c, const char *name, size_t len
 		if (l == skip)
 			continue;
 		for (int i = 0; i < l->nfns; i++)
-			if (strlen(l->fns[i].name) == len && !memcmp(l->fns[i].name, name, len)) {
+			if (strlen(l->fns[i].name) == len && !strncasecmp(l->fns[i].name, name, len)) {
 				if (idx)
 					*idx = i;
 				return l;
@@ -253,7 +256,7 @@ static int parse_metadata(const char *code, size_t len, char **name, size_t *bod
 		snprintf(err, errsize, "ERR " ERR_NAME);
 		goto out;
 	}
-	if (parts[0].len != 5 || memcmp(parts[0].ptr, "#!lua", 5)) {
+	if (parts[0].len != 5 || strncasecmp(parts[0].ptr, "#!lua", 5)) { /* engines: any case */
 		snprintf(err, errsize, "ERR Engine '%.*s' not found",
 			 (int)(parts[0].len > 2 ? parts[0].len - 2 : 0), parts[0].ptr + 2);
 		goto out;
@@ -505,6 +508,8 @@ void function_engine_init(struct engine *e)
 	lua_setmetatable(L, -2);
 	script_make_proxy(L, e);
 	e->ref_loadenv = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_newtable(L);
+	e->ref_names = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 static void load_hook(lua_State *L, lua_Debug *ar)
@@ -742,10 +747,10 @@ void function_reply_list(struct obuf *out, const char *pattern, size_t plen, boo
 	pthread_mutex_lock(&freg.mu);
 	long n = 0;
 	for (struct fn_lib *l = freg.ctx.head; l; l = l->next)
-		n += !pattern || zr_glob_match(pattern, plen, l->name, strlen(l->name), false);
+		n += !pattern || zr_glob_match(pattern, plen, l->name, strlen(l->name), true);
 	reply_array(out, n);
 	for (struct fn_lib *l = freg.ctx.head; l; l = l->next) {
-		if (pattern && !zr_glob_match(pattern, plen, l->name, strlen(l->name), false))
+		if (pattern && !zr_glob_match(pattern, plen, l->name, strlen(l->name), true))
 			continue;
 		reply_map(out, withcode ? 4 : 3);
 		reply_bulk_cstr(out, "library_name");
@@ -1120,12 +1125,23 @@ out:
 
 /* --- FCALL ------------------------------------------------------------------- */
 
-/* Whether E's state has function NAME; *FLAGS its flags. */
+/* Pushes NAME in lower case: the key of a function in an engine's tables
+ * (FCALL finds a function in any case). */
+static void push_lower(lua_State *L, const char *name, size_t len)
+{
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	for (size_t i = 0; i < len; i++)
+		luaL_addchar(&b, (char)tolower((unsigned char)name[i]));
+	luaL_pushresult(&b);
+}
+
+/* Whether E's state has function NAME (any case); *FLAGS its flags. */
 static bool engine_has(struct engine *e, const char *name, size_t len, uint32_t *flags)
 {
 	lua_State *L = e->L;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_flags);
-	lua_pushlstring(L, name, len);
+	push_lower(L, name, len);
 	lua_rawget(L, -2);
 	bool have = lua_isnumber(L, -1);
 	if (have)
@@ -1134,56 +1150,75 @@ static bool engine_has(struct engine *e, const char *name, size_t len, uint32_t 
 	return have;
 }
 
-int function_prepare(const char *name, size_t len, uint32_t *flags, char *err, size_t errsize)
+/* Adds the callbacks and flags of the library LD loaded on E to E's
+ * tables, by lower-case name, and the names as registered. */
+static void engine_keep(struct engine *e, struct fn_load *ld)
 {
+	lua_State *L = e->L;
+	for (int i = 0; i < ld->nfns; i++) {
+		const char *n = ld->fns[i].name;
+		lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_scripts);
+		push_lower(L, n, strlen(n));
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ld->ref_table);
+		lua_getfield(L, -1, n);
+		lua_remove(L, -2);
+		lua_rawset(L, -3);
+		lua_pop(L, 1);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_flags);
+		push_lower(L, n, strlen(n));
+		lua_pushnumber(L, ld->fns[i].flags);
+		lua_rawset(L, -3);
+		lua_pop(L, 1);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_names);
+		push_lower(L, n, strlen(n));
+		lua_pushstring(L, n);
+		lua_rawset(L, -3);
+		lua_pop(L, 1);
+	}
+}
+
+int function_prepare(const char *name, size_t len, uint32_t *flags, char **canon, char *err, size_t errsize)
+{
+	*canon = NULL;
 	struct engine *e = script_engine_get(true, atomic_load_explicit(&fgen, memory_order_acquire));
-	if (engine_has(e, name, len, flags))
-		return 0;
-	pthread_mutex_lock(&freg.mu);
-	uint64_t gen = atomic_load_explicit(&fgen, memory_order_relaxed);
-	struct fn_lib *l = ctx_find_fn(&freg.ctx, name, len, NULL, NULL);
-	char *code = NULL;
-	size_t clen = 0;
-	if (l) {
-		code = zr_malloc(l->len + 1);
-		memcpy(code, l->code, l->len + 1);
-		clen = l->len;
-	}
-	pthread_mutex_unlock(&freg.mu);
-	if (!code)
-		return -ENOENT;
-	e = script_engine_get(true, gen);
-	char *lname;
-	size_t body;
-	int r = parse_metadata(code, clen, &lname, &body, err, errsize);
-	if (r == 0) {
-		zr_free(lname);
-		struct fn_load ld;
-		r = engine_load(e, code + body, clen - body, false, &ld, err, errsize);
-		if (r == 0) {
-			/* the library's callbacks and flags join the state's */
-			lua_State *L = e->L;
-			for (int i = 0; i < ld.nfns; i++) {
-				lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_scripts);
-				lua_rawgeti(L, LUA_REGISTRYINDEX, ld.ref_table);
-				lua_getfield(L, -1, ld.fns[i].name);
-				lua_setfield(L, -3, ld.fns[i].name);
-				lua_pop(L, 2);
-				lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_flags);
-				lua_pushnumber(L, ld.fns[i].flags);
-				lua_setfield(L, -2, ld.fns[i].name);
-				lua_pop(L, 1);
-			}
-		}
-		load_free(e->L, &ld);
-	}
-	zr_free(code);
-	if (r < 0)
-		return r;
 	if (!engine_has(e, name, len, flags)) {
-		snprintf(err, errsize, "ERR Function not found");
-		return -ENOENT;
+		pthread_mutex_lock(&freg.mu);
+		uint64_t gen = atomic_load_explicit(&fgen, memory_order_relaxed);
+		struct fn_lib *l = ctx_find_fn(&freg.ctx, name, len, NULL, NULL);
+		char *code = NULL;
+		size_t clen = 0;
+		if (l) {
+			code = zr_malloc(l->len + 1);
+			memcpy(code, l->code, l->len + 1);
+			clen = l->len;
+		}
+		pthread_mutex_unlock(&freg.mu);
+		if (!code)
+			return -ENOENT;
+		e = script_engine_get(true, gen);
+		char *lname;
+		size_t body;
+		int r = parse_metadata(code, clen, &lname, &body, err, errsize);
+		if (r == 0) {
+			zr_free(lname);
+			struct fn_load ld;
+			r = engine_load(e, code + body, clen - body, false, &ld, err, errsize);
+			if (r == 0)
+				engine_keep(e, &ld);
+			load_free(e->L, &ld);
+		}
+		zr_free(code);
+		if (r < 0)
+			return r;
+		if (!engine_has(e, name, len, flags))
+			return -ENOENT;
 	}
+	lua_State *L = e->L;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_names);
+	push_lower(L, name, len);
+	lua_rawget(L, -2);
+	*canon = zr_strdup(lua_tostring(L, -1));
+	lua_pop(L, 2);
 	return 0;
 }
 
@@ -1194,7 +1229,8 @@ void function_execute(struct script_run *run, struct obuf *out)
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_proxy);
 	lua_replace(L, LUA_GLOBALSINDEX);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_scripts);
-	lua_getfield(L, -1, run->sha);
+	push_lower(L, run->sha, strlen(run->sha));
+	lua_rawget(L, -2);
 	lua_remove(L, -2);
 	if (!e->function || !lua_isfunction(L, -1)) { /* not prepared: the caller's bug */
 		lua_pop(L, 1);

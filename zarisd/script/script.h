@@ -196,12 +196,14 @@ void function_registry_free(void);
 
 /* --- FCALL (owning thread) -------------------------------------------------- */
 
-/* Makes function NAME ready on this thread's FUNCTION engine (its
- * library's code loaded there on first use). Returns 0 with *FLAGS its
- * flags (never SCRIPT_FLAG_COMPAT); -ENOENT when no library has it (the
- * caller answers "Function not found"); -EINVAL with the error in ERR
- * (its library's code failed here). */
-int function_prepare(const char *name, size_t len, uint32_t *flags, char *err, size_t errsize);
+/* Makes function NAME (any case, as Redis finds it) ready on this
+ * thread's FUNCTION engine (its library's code loaded there on first use).
+ * Returns 0 with *FLAGS its flags (never SCRIPT_FLAG_COMPAT) and *CANON
+ * its name as registered (heap, the caller frees; the run's name);
+ * -ENOENT when no library has it (the caller answers "Function not
+ * found"); -EINVAL with the error in ERR (its library's code failed
+ * here). */
+int function_prepare(const char *name, size_t len, uint32_t *flags, char **canon, char *err, size_t errsize);
 /* Runs the function prepared for RUN->sha (its name) with KEYS and ARGV
  * as its two arguments and writes its reply into OUT. */
 void function_execute(struct script_run *run, struct obuf *out);

@@ -30,6 +30,7 @@ struct engine {
 	int ref_proxy;	      /* the globals scripts see */
 	int ref_proxy_mt;     /* the proxy's metatable (its __index: the globals, or a library's load env) */
 	int ref_loadenv;      /* FUNCTION: what a library's code sees while it loads */
+	int ref_names;	      /* FUNCTION: lower-case name -> the name as registered */
 	struct fn_load *load; /* FUNCTION: the library being loaded, while its code runs */
 	unsigned gc_countdown;
 	uint32_t rand_x[3]; /* redis.math.random's 48-bit state (Redis's rand.c) */
