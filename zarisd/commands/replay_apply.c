@@ -15,6 +15,8 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/persist/snapshot.h"
+#include "zarisd/script/script.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
 #include "zarisd/server/server.h"
@@ -335,6 +337,36 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 	return en ? 0 : -EINVAL;
 }
 
+/* The libraries of a snapshot: the server's dropped, each loaded as its
+ * FUNCTION LOAD was (no time limit: it ran once already). */
+static void functions_flush(void *srv)
+{
+	(void)srv;
+	function_flush();
+}
+
+static int function_record(void *ra, const char *code, size_t len, char *err, size_t errlen)
+{
+	(void)ra;
+	char name[256];
+	return function_load(code, len, true, false, name, sizeof(name), err, errlen);
+}
+
+/* snapshot_extra_fn: a JR_SNAP_FUNCTION frame per library. */
+static void emit_library(void *ctx, const char *code, size_t len)
+{
+	struct jbuf *out = ctx;
+	size_t off = jr_frame_begin(out, JR_SNAP_FUNCTION);
+	jbuf_bytes(out, code, len);
+	jr_frame_end(out, off);
+}
+
+static void snapshot_functions(void *ctx, struct jbuf *out)
+{
+	(void)ctx;
+	function_foreach_code(emit_library, out);
+}
+
 static void *open_applier(void *srv)
 {
 	return replay_applier_new(srv);
@@ -358,5 +390,8 @@ void replay_apply_install(struct server *srv)
 					     .record = replay_apply_record,
 					     .record_shard = replay_record_shard,
 					     .object = replay_apply_object,
+					     .functions_flush = functions_flush,
+					     .function = function_record,
 					     .set_hook = set_hook });
+	snapshot_set_extra(snapshot_functions, srv);
 }
