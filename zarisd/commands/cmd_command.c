@@ -19,15 +19,30 @@
 
 /* --- flags and ACL categories ------------------------------------------------ */
 
+/* Flags COMMAND INFO shows that no row carries: a script row's
+ * (EVAL, FCALL ...: Redis's skip_monitor and no_mandatory_keys) */
+#define SHOWN_SKIP_MONITOR (1ull << 32)
+#define SHOWN_NO_MANDATORY_KEYS (1ull << 33)
+
 static const struct {
-	uint32_t flag;
+	uint64_t flag;
 	const char *name;
 } flag_names[] = {
 	/* Redis 7.0's order of COMMAND INFO flags */
-	{ CMD_WRITE, "write" },	      { CMD_READONLY, "readonly" }, { CMD_DENYOOM, "denyoom" },
-	{ CMD_ADMIN, "admin" },	      { CMD_PUBSUB, "pubsub" },	    { CMD_NOSCRIPT, "noscript" },
-	{ CMD_BLOCKING, "blocking" }, { CMD_LOADING, "loading" },   { CMD_STALE, "stale" },
-	{ CMD_FAST, "fast" },	      { CMD_NOAUTH, "no_auth" },    { CMD_NOMULTI, "no_multi" },
+	{ CMD_WRITE, "write" },
+	{ CMD_READONLY, "readonly" },
+	{ CMD_DENYOOM, "denyoom" },
+	{ CMD_ADMIN, "admin" },
+	{ CMD_PUBSUB, "pubsub" },
+	{ CMD_NOSCRIPT, "noscript" },
+	{ CMD_BLOCKING, "blocking" },
+	{ CMD_LOADING, "loading" },
+	{ CMD_STALE, "stale" },
+	{ SHOWN_SKIP_MONITOR, "skip_monitor" },
+	{ CMD_FAST, "fast" },
+	{ CMD_NOAUTH, "no_auth" },
+	{ SHOWN_NO_MANDATORY_KEYS, "no_mandatory_keys" },
+	{ CMD_NOMULTI, "no_multi" },
 };
 
 #define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
@@ -108,6 +123,9 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	/* FUNCTION LOAD's whole-keyspace row is zarisd's lock, not Redis's category */
 	if (!strcmp(group, "scripting"))
 		f &= ~CMD_WHOLEDB;
+	/* EVAL_RO, FCALL_RO: read-only for the dispatcher, not in @read for Redis */
+	if (f & CMD_SCRIPT)
+		f &= ~CMD_READONLY;
 	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
 	out[ACL_READ] = f & CMD_READONLY;
 	out[ACL_WRITE] = f & CMD_WRITE;
@@ -166,8 +184,46 @@ static void reply_begin_search(struct obuf *o, int index)
  * the destination is overwritten, the counted keys are read); counted
  * keys of a write row are popped from (LMPOP, ZMPOP: Redis's "RW access
  * delete"). */
+/* A script row's one key spec (EVAL, FCALL and their _RO forms; EVALSHA's
+ * have no notes, as in Redis 7.0). */
+static void reply_script_key_spec(struct obuf *o, const struct command *cmd)
+{
+	static const char *const ro[] = { "RO", "access", NULL };
+	static const char *const rw[] = { "RW", "access", "update", NULL };
+	bool readonly = cmd->flags & CMD_READONLY;
+	bool notes = strncmp(cmd->name, "evalsha", 7) != 0;
+	reply_set(o, 1);
+	reply_map(o, 3 + notes);
+	if (notes) {
+		reply_bulk_cstr(o, "notes");
+		reply_bulk_cstr(
+			o, readonly ? "We cannot tell how the keys will be used so we assume the worst, RO "
+				      "and ACCESS"
+				    : "We cannot tell how the keys will be used so we assume the worst, RW "
+				      "and UPDATE");
+	}
+	reply_spec_flags(o, readonly ? ro : rw);
+	reply_begin_search(o, cmd->keynum_index);
+	reply_bulk_cstr(o, "find_keys");
+	reply_map(o, 2);
+	reply_bulk_cstr(o, "type");
+	reply_bulk_cstr(o, "keynum");
+	reply_bulk_cstr(o, "spec");
+	reply_map(o, 3);
+	reply_bulk_cstr(o, "keynumidx");
+	reply_long(o, 0);
+	reply_bulk_cstr(o, "firstkey");
+	reply_long(o, cmd->keynum_first);
+	reply_bulk_cstr(o, "keystep");
+	reply_long(o, cmd->keynum_step);
+}
+
 static void reply_key_specs(struct obuf *o, const struct command *cmd)
 {
+	if (cmd->flags & CMD_SCRIPT) {
+		reply_script_key_spec(o, cmd);
+		return;
+	}
 	static const char *const ro[] = { "RO", "access", NULL };
 	static const char *const rw[] = { "RW", "update", NULL };
 	static const char *const ow[] = { "OW", "update", NULL };
@@ -224,14 +280,23 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 	bool pure = is_pure_container(cmd);
 	/* keys found by a count argument move around: Redis adds "movablekeys" last */
 	bool movable = cmd->keynum_index > 0;
+	uint64_t shown = cmd->flags;
+	if (cmd->flags & CMD_SCRIPT)
+		shown |= SHOWN_SKIP_MONITOR | SHOWN_NO_MANDATORY_KEYS;
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		nflags += (cmd->flags & flag_names[i].flag) != 0;
-	reply_set(o, nflags + movable);
+		nflags += (shown & flag_names[i].flag) != 0;
+	/* served while a script is busy (the dispatcher's busy_allowed): the
+	 * kill and stats rows of SCRIPT and FUNCTION show Redis's allow_busy */
+	bool busy = cmd->parent && (!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")) &&
+		    (!strcmp(cmd->parent->name, "script") || !strcmp(cmd->parent->name, "function"));
+	reply_set(o, nflags + movable + busy);
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		if (cmd->flags & flag_names[i].flag)
+		if (shown & flag_names[i].flag)
 			reply_simple(o, flag_names[i].name);
 	if (movable)
 		reply_simple(o, "movablekeys");
+	if (busy)
+		reply_simple(o, "allow_busy");
 	reply_long(o, cmd->first_key);
 	reply_long(o, cmd->last_key);
 	reply_long(o, cmd->key_step);
@@ -247,7 +312,12 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 			snprintf(cat, sizeof(cat), "@%s", acl_cat_names[i]);
 			reply_simple(o, cat);
 		}
-	reply_set(o, 0); /* tips */
+	long ntips = 0;
+	while (cmd->tips && cmd->tips[ntips])
+		ntips++;
+	reply_set(o, ntips);
+	for (long i = 0; i < ntips; i++)
+		reply_bulk_cstr(o, cmd->tips[i]);
 	reply_key_specs(o, cmd);
 	long nsub = 0;
 	for (const struct command *s = cmd->subcommands; s && s->name; s++)
@@ -509,7 +579,9 @@ void cmd_command_getkeys(struct client *c)
 	int n = keys_by_specs(cmd, argv, argc, pos);
 	if (n < 0 && cmd->keynum_index > 0)
 		n = keys_by_getkeys_proc(cmd, argv, argc, pos);
-	if (n <= 0) {
+	if (n <= 0 && (cmd->flags & CMD_SCRIPT)) {
+		reply_array(&c->out, 0); /* Redis's no_mandatory_keys: no key is no error */
+	} else if (n <= 0) {
 		reply_error(&c->out, "ERR Invalid arguments specified for command");
 	} else {
 		reply_array(&c->out, n);

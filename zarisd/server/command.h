@@ -87,8 +87,10 @@ struct command {
 	const char *since;
 	const char *complexity;
 	const struct command *subcommands; /* container rows: terminated by a row with name NULL */
-	unsigned id;			   /* index into per-thread command stats, set at start-up */
-	const struct command *parent;	   /* container of a subcommand, set at start-up */
+	const char *const
+		*tips; /* COMMAND INFO's tips (Redis 7.0's, lower case), NULL-terminated; NULL: none */
+	unsigned id;   /* index into per-thread command stats, set at start-up */
+	const struct command *parent; /* container of a subcommand, set at start-up */
 };
 
 #endif
