@@ -218,16 +218,13 @@ static int parse_metadata(const char *code, size_t len, char **name, size_t *bod
 	char *line = zr_malloc(llen + 1);
 	memcpy(line, code, llen);
 	line[llen] = '\0';
-	struct resp_arg parts[16];
-	int n = resp_split_inline(line, llen, parts, 16);
+	/* a line of L bytes has at most L / 2 + 1 arguments */
+	int max = (int)(llen / 2 + 2);
+	struct resp_arg *parts = zr_malloc(sizeof(*parts) * (size_t)max);
+	int n = resp_split_inline(line, llen, parts, max);
 	int r = -EINVAL;
-	if (n <= 0) {
+	if (n <= 0 || n > max) {
 		snprintf(err, errsize, "ERR Invalid library metadata");
-		goto out;
-	}
-	if (n > 16) {
-		snprintf(err, errsize, "ERR Invalid metadata value given: %.*s", (int)parts[15].len,
-			 parts[15].ptr);
 		goto out;
 	}
 	const char *lib = NULL;
@@ -267,6 +264,7 @@ static int parse_metadata(const char *code, size_t len, char **name, size_t *bod
 	*body = llen;
 	r = 0;
 out:
+	zr_free(parts);
 	zr_free(line);
 	return r;
 }
