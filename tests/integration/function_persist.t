@@ -2,10 +2,11 @@
 # function_persist.t — function libraries are server state that persists and
 # replicates (zarisd): FUNCTION LOAD / LOAD REPLACE / DELETE / RESTORE /
 # FLUSH are journal records, so a restart from the append-only log alone
-# (no snapshot yet) has the libraries and the data the FCALLs wrote; a
+# (no snapshot yet) has the libraries and the data the FCALLs wrote, and so
+# does one from a rewrite's snapshot and the log after it; a
 # snapshot holds them (one JR_SNAP_FUNCTION frame each), so a restart from
-# the snapshot alone (appendonly no) has them; a snapshot written with
-# no library has no such frame and loads as before; a replica has the
+# the snapshot alone (appendonly no) has them; a snapshot taken after
+# FUNCTION FLUSH restores no library; a replica has the
 # primary's libraries and data after a full sync (libraries loaded before
 # it started) and from the stream (loaded, replaced, deleted while it
 # runs), and its own libraries are replaced by the primary's on a full
@@ -13,6 +14,7 @@
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
@@ -76,6 +78,17 @@ c.close()
 z.restart()
 c = z.client()
 is_(libs(c), {"libb": LIB_B2}, "restart from the log: FLUSH, RESTORE and DELETE replayed")
+# a rewrite: the libraries go to its snapshot, a later LOAD to the log after it
+is_(c.call("BGREWRITEAOF").is_error(), False, "BGREWRITEAOF")
+deadline = time.monotonic() + 30 * SLOW
+while time.monotonic() < deadline and b"aof_rewrite_in_progress:0" not in c.call("INFO", "persistence").py():
+    time.sleep(0.02)
+c.call("FUNCTION", "LOAD", LIB_C)
+c.close()
+z.restart()
+c = z.client()
+is_(libs(c), {"libb": LIB_B2, "libc": LIB_C}, "restart from a rewrite's snapshot and the log after it")
+is_(c.call("GET", "counter").raw, b"$2\r\n55\r\n", "and the data")
 c.close()
 z.stop()
 
