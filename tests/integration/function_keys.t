@@ -10,11 +10,12 @@
 # different shards run at the same time on the two workers (each sees the
 # other's key while it runs); cluster mode: the declared keys must share a
 # slot (CROSSSLOT), a call outside it is refused, no-cluster refuses the
-# function.
+# function; INFO's command and error counts after functions, as redis-server.
 
 import binascii
 import hashlib
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -91,6 +92,41 @@ ok(want[0] == b"-ERR Can not execute a script with write flag using *_ro command
    "redis-server refuses FCALL_RO's write (the test reads it right): %r" % want[0])
 for cmd, w, g in zip(("FCALL_RO set1", "FCALL ro_set", "FCALL_RO ro_get", "FCALL_RO ro_set", "GET k"), want, got):
     is_(g, w, "%s as redis-server" % cmd)
+
+# INFO's command and error counts after functions ran, failed and were
+# refused (calls, rejected_calls, failed_calls; errorstats)
+STATS_STEPS = [
+    ("FUNCTION", "LOAD", "#!lua name=st\nredis.register_function('ok', function(k) return redis.call('set', k[1], 'v') end)\n"
+     "redis.register_function('bad', function() error('x') end)\n"
+     "redis.register_function{function_name='ro', callback=function(k) return redis.call('get', k[1]) end, "
+     "flags={'no-writes'}}"),
+    ("FCALL", "ok", "1", "k"), ("FCALL", "bad", "0"), ("FCALL", "nosuch", "0"), ("FCALL_RO", "ok", "1", "k"),
+    ("FCALL_RO", "ro", "1", "k"), ("FUNCTION", "LOAD", "junk"), ("FUNCTION", "LIST"), ("FUNCTION", "DELETE", "nope"),
+    ("FCALL", "ok", "x"), ("FUNCTION", "DELETE", "st"),
+]
+
+
+def stats_after(srv):
+    cl = srv.client()
+    cl.call("CONFIG", "RESETSTAT")
+    for st in STATS_STEPS:
+        cl.call(*st)
+    text = cl.call("INFO", "commandstats").py().decode() + cl.call("INFO", "errorstats").py().decode()
+    cl.close()
+    out = {}
+    for line in text.split("\r\n"):
+        if line.startswith(("cmdstat_f", "cmdstat_set", "cmdstat_get", "errorstat_")):
+            name, _, val = line.partition(":")
+            out[name] = re.sub(r"usec=\d+,usec_per_call=[\d.]+,", "", val)
+    return out
+
+
+want = stats_after(start_redis())
+got = stats_after(z)
+ok(want.get("cmdstat_fcall") == "calls=4,rejected_calls=0,failed_calls=3",
+   "redis-server counts the FCALLs (the test reads it right): %r" % want.get("cmdstat_fcall"))
+for name in sorted(set(want) | set(got)):
+    is_(got.get(name), want.get(name), "INFO after functions: %s as redis-server" % name)
 
 # the registry from the other worker
 c.call("FUNCTION", "FLUSH")
