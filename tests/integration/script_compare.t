@@ -3,8 +3,8 @@
 # run against redis-server (Debian's 7.0) and zarisd (2 workers), RESP2 and
 # RESP3 (HELLO 3), raw replies compared byte for byte.  One TAP line per
 # (corpus file, protocol); a mismatch prints file:line, the command and both
-# replies.  Each file starts on a new connection after FLUSHALL and SCRIPT
-# FLUSH.  Then: the script registry from two connections (two workers);
+# replies.  Each file starts on a new connection after FLUSHALL, SCRIPT
+# FLUSH and FUNCTION FLUSH.  Then: the script registry from two connections (two workers);
 # INFO's command and error counts after script errors; and zarisd's own
 # expectations, where it differs from Redis on purpose: a key a script did
 # not declare in KEYS, or a command that needs every shard, is refused
@@ -135,7 +135,7 @@ def show(b):
 
 def open_session(srv, proto):
     cl = srv.client()
-    for cmd in (("FLUSHALL",), ("SCRIPT", "FLUSH"), ("SELECT", "0")):
+    for cmd in (("FLUSHALL",), ("SCRIPT", "FLUSH"), ("FUNCTION", "FLUSH"), ("SELECT", "0")):
         r = cl.call(*cmd)
         if r.is_error():
             raise RuntimeError("%s: %s: %s" % (srv.name, " ".join(cmd), r.value))

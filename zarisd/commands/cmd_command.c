@@ -19,17 +19,28 @@
 
 /* --- flags and ACL categories ------------------------------------------------ */
 
+/* Flags COMMAND INFO shows that no row carries: a script row's
+ * (EVAL, FCALL ...: Redis's skip_monitor; zarisd has no MONITOR, so true) */
+#define SHOWN_SKIP_MONITOR (1ull << 32)
+
 static const struct {
-	uint32_t flag;
+	uint64_t flag;
 	const char *name;
 } flag_names[] = {
 	/* Redis 7.0's order of COMMAND INFO flags */
-	{ CMD_WRITE, "write" },	      { CMD_READONLY, "readonly" },
-	{ CMD_DENYOOM, "denyoom" },   { CMD_ADMIN, "admin" },
-	{ CMD_PUBSUB, "pubsub" },     { CMD_NOSCRIPT, "noscript" },
-	{ CMD_BLOCKING, "blocking" }, { CMD_LOADING, "loading" },
-	{ CMD_STALE, "stale" },	      { CMD_FAST, "fast" },
-	{ CMD_NOAUTH, "no_auth" },    { CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
+	{ CMD_WRITE, "write" },
+	{ CMD_READONLY, "readonly" },
+	{ CMD_DENYOOM, "denyoom" },
+	{ CMD_ADMIN, "admin" },
+	{ CMD_PUBSUB, "pubsub" },
+	{ CMD_NOSCRIPT, "noscript" },
+	{ CMD_BLOCKING, "blocking" },
+	{ CMD_LOADING, "loading" },
+	{ CMD_STALE, "stale" },
+	{ SHOWN_SKIP_MONITOR, "skip_monitor" },
+	{ CMD_FAST, "fast" },
+	{ CMD_NOAUTH, "no_auth" },
+	{ CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
 	{ CMD_NOMULTI, "no_multi" },
 };
 
@@ -108,11 +119,15 @@ static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
 	uint32_t f = cmd->flags;
 	const char *group = cmd->group ? cmd->group : "";
 	const char *top = top_name(cmd);
+	/* FUNCTION LOAD's whole-keyspace row is zarisd's lock, not Redis's category */
+	if (!strcmp(group, "scripting"))
+		f &= ~CMD_WHOLEDB;
+	/* EVAL_RO, FCALL_RO: read-only for the dispatcher, not in @read for Redis */
+	if (f & CMD_SCRIPT)
+		f &= ~CMD_READONLY;
 	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
-	/* a script row's reads and writes are its script's: Redis gives
-	 * EVAL_RO neither @read nor @write */
-	out[ACL_READ] = (f & CMD_READONLY) && !(f & CMD_SCRIPT);
-	out[ACL_WRITE] = (f & CMD_WRITE) && !(f & CMD_SCRIPT);
+	out[ACL_READ] = f & CMD_READONLY;
+	out[ACL_WRITE] = f & CMD_WRITE;
 	/* a data type's group is its category */
 	out[ACL_SET] = !strcmp(group, "set");
 	out[ACL_SORTEDSET] = !strcmp(group, "sorted-set");
@@ -234,14 +249,23 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 	bool pure = is_pure_container(cmd);
 	/* keys found by a count argument move around: Redis adds "movablekeys" last */
 	bool movable = cmd->keynum_index > 0;
+	uint64_t shown = cmd->flags;
+	if (cmd->flags & CMD_SCRIPT)
+		shown |= SHOWN_SKIP_MONITOR;
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		nflags += (cmd->flags & flag_names[i].flag) != 0;
-	reply_set(o, nflags + movable);
+		nflags += (shown & flag_names[i].flag) != 0;
+	/* served while a script is busy (the dispatcher's busy_allowed): the
+	 * kill and stats rows of SCRIPT and FUNCTION show Redis's allow_busy */
+	bool busy = cmd->parent && (!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")) &&
+		    (!strcmp(cmd->parent->name, "script") || !strcmp(cmd->parent->name, "function"));
+	reply_set(o, nflags + movable + busy);
 	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		if (cmd->flags & flag_names[i].flag)
+		if (shown & flag_names[i].flag)
 			reply_simple(o, flag_names[i].name);
 	if (movable)
 		reply_simple(o, "movablekeys");
+	if (busy)
+		reply_simple(o, "allow_busy");
 	reply_long(o, cmd->first_key);
 	reply_long(o, cmd->last_key);
 	reply_long(o, cmd->key_step);
@@ -257,7 +281,12 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 			snprintf(cat, sizeof(cat), "@%s", acl_cat_names[i]);
 			reply_simple(o, cat);
 		}
-	reply_set(o, 0); /* tips */
+	long ntips = 0;
+	while (cmd->tips && cmd->tips[ntips])
+		ntips++;
+	reply_set(o, ntips);
+	for (long i = 0; i < ntips; i++)
+		reply_bulk_cstr(o, cmd->tips[i]);
 	reply_key_specs(o, cmd);
 	long nsub = 0;
 	for (const struct command *s = cmd->subcommands; s && s->name; s++)

@@ -148,6 +148,8 @@ static void section_memory(struct textbuf *t, struct client *c)
 	size_t used = zr_mem_used(), rss = zr_mem_rss(), peak = zr_mem_peak();
 	uint64_t nscripts, script_bytes;
 	script_registry_stats(&nscripts, &script_bytes); /* script/script.h */
+	uint64_t nlibs, nfns;
+	function_counts(&nlibs, &nfns);
 	if (peak < used)
 		peak = used;
 	long long maxmem = atomic_load_explicit(&cfg->maxmemory, memory_order_relaxed);
@@ -181,6 +183,8 @@ static void section_memory(struct textbuf *t, struct client *c)
 		"mem_total_replication_buffers:0\r\n"
 		"mem_clients_slaves:0\r\n"
 		"number_of_cached_scripts:%llu\r\n"
+		"number_of_functions:%llu\r\n"
+		"number_of_libraries:%llu\r\n"
 		"mem_allocator:%s\r\n"
 		"lazyfree_pending_objects:0\r\n"
 		"lazyfreed_objects:0\r\n",
@@ -188,7 +192,8 @@ static void section_memory(struct textbuf *t, struct client *c)
 		sysmem, sys_h, maxmem, max_h,
 		store_evict_policy_name(atomic_load_explicit(&cfg->maxmemory_policy, memory_order_relaxed)),
 		used ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-		(unsigned long long)nscripts, zr_mem_allocator());
+		(unsigned long long)nscripts, (unsigned long long)nfns, (unsigned long long)nlibs,
+		zr_mem_allocator());
 }
 
 static void section_persistence(struct textbuf *t, struct client *c)

@@ -389,6 +389,14 @@ static bool sha_of(struct client *c, bool evalsha, char sha[ZR_SHA1_HEX_LEN + 1]
 /* Runs X's script with every shard lock: the dispatcher's locks of the
  * declared keys are given back first (store_lock_all takes them all in
  * order) and taken again after, for the dispatcher to release. */
+static void execute(struct eval_ctx *x, struct obuf *out)
+{
+	if (x->run.function)
+		function_execute(&x->run, out);
+	else
+		script_execute(&x->run, out);
+}
+
 static void run_all_locked(struct eval_ctx *x)
 {
 	struct store *s = x->c->srv->store;
@@ -397,10 +405,70 @@ static void run_all_locked(struct eval_ctx *x)
 	store_lock_all(s);
 	x->all = true;
 	script_count_all_locked();
-	script_execute(&x->run, &x->c->out);
+	execute(x, &x->c->out);
 	store_unlock_all(s);
 	if (x->nheld)
 		store_lock_set(s, x->held, x->nheld);
+}
+
+/* Runs the script or function NAME, prepared on this thread (its FLAGS),
+ * with NUMKEYS keys from argv[3]: the flags' refusals, then the run under
+ * the declared keys' shard locks (or every lock). */
+static void run_generic(struct client *c, const char *name, uint32_t flags, bool ro, long long numkeys,
+			bool function)
+{
+	if (!flags_allow(c, flags, ro))
+		return;
+
+	struct server *srv = c->srv;
+	struct eval_ctx x = { .c = c, .slot = -1 };
+	bool compat = flags & SCRIPT_FLAG_COMPAT;
+	x.readonly = ro || (!compat && (flags & SCRIPT_FLAG_NO_WRITES));
+	x.allow_oom = !compat && (flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES));
+	x.cross_slot = !compat && (flags & SCRIPT_FLAG_ALLOW_CROSS_SLOT);
+	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
+	x.oom = maxmemory > 0 && zr_mem_used() > (size_t)maxmemory;
+	x.run.sha = name;
+	x.run.function = function;
+	x.run.argv = c->argv;
+	x.run.argc = c->argc;
+	x.run.keys = c->argv + 3;
+	x.run.nkeys = (int)numkeys;
+	x.run.args = c->argv + 3 + numkeys;
+	x.run.nargs = c->argc - 3 - (int)numkeys;
+	x.run.host.call = host_call;
+	x.run.host.ctx = &x;
+	x.run.busy_ms = busy_threshold(srv);
+	x.run.stop = &srv->shutdown;
+	/* the declared keys' slot: the dispatcher refused CROSSSLOT already */
+	if (srv->cluster && numkeys > 0)
+		x.slot = (int)zr_key_slot(c->argv[3].ptr, c->argv[3].len);
+
+	unsigned stack[DISPATCH_STACK_SHARDS], *held;
+	x.nheld = dispatch_key_shards(c, c->cmd, stack, &held);
+	x.held = held;
+	struct script_client *s = script_client(c);
+	s->c.db = c->db;
+	s->c.flags |= CLIENT_IN_EXEC;
+	bool undeclared = (!compat && (flags & SCRIPT_FLAG_ALLOW_UNDECLARED)) ||
+			  atomic_load_explicit(&srv->cfg->allow_undeclared_keys, memory_order_relaxed);
+	if (undeclared && (c->flags & CLIENT_IN_EXEC) && !store_thread_all_locked()) {
+		/* EXEC holds the shard locks of every queued command: they
+		 * cannot be given back and taken again in order here */
+		reply_error(&c->out,
+			    "ERR a script that uses undeclared keys cannot run inside MULTI unless the "
+			    "transaction locks every shard");
+	} else if (undeclared && store_thread_all_locked()) {
+		x.all = true; /* inside an EXEC that holds every lock */
+		script_count_all_locked();
+		execute(&x, &c->out);
+	} else if (undeclared) {
+		run_all_locked(&x);
+	} else
+		execute(&x, &c->out);
+	s->c.flags &= ~CLIENT_IN_EXEC;
+	if (held && held != stack)
+		zr_free(held);
 }
 
 static void eval_generic(struct client *c, bool evalsha, bool ro)
@@ -431,55 +499,45 @@ static void eval_generic(struct client *c, bool evalsha, bool ro)
 		reply_error(&c->out, err);
 		return;
 	}
-	if (!flags_allow(c, flags, ro))
+	run_generic(c, sha, flags, ro, numkeys, false);
+}
+
+/* FCALL / FCALL_RO: Redis's fcallCommandGeneric, its checks in its order
+ * (the function first, then the key count). */
+static void fcall_generic(struct client *c, bool ro)
+{
+	uint32_t flags;
+	char err[1024];
+	char *name;
+	int r = function_prepare(c->argv[1].ptr, c->argv[1].len, &flags, &name, err, sizeof(err));
+	if (r == -ENOENT) {
+		reply_error(&c->out, "ERR Function not found");
 		return;
+	}
+	if (r < 0) {
+		reply_error(&c->out, err);
+		return;
+	}
+	long long numkeys;
+	if (!zr_str_to_ll(c->argv[2].ptr, c->argv[2].len, &numkeys))
+		reply_error(&c->out, "ERR Bad number of keys provided");
+	else if (numkeys > c->argc - 3)
+		reply_error(&c->out, "ERR Number of keys can't be greater than number of args");
+	else if (numkeys < 0)
+		reply_error(&c->out, "ERR Number of keys can't be negative");
+	else
+		run_generic(c, name, flags, ro, numkeys, true);
+	zr_free(name);
+}
 
-	struct server *srv = c->srv;
-	struct eval_ctx x = { .c = c, .slot = -1 };
-	bool compat = flags & SCRIPT_FLAG_COMPAT;
-	x.readonly = ro || (!compat && (flags & SCRIPT_FLAG_NO_WRITES));
-	x.allow_oom = !compat && (flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES));
-	x.cross_slot = !compat && (flags & SCRIPT_FLAG_ALLOW_CROSS_SLOT);
-	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
-	x.oom = maxmemory > 0 && zr_mem_used() > (size_t)maxmemory;
-	x.run.sha = sha;
-	x.run.keys = c->argv + 3;
-	x.run.nkeys = (int)numkeys;
-	x.run.args = c->argv + 3 + numkeys;
-	x.run.nargs = c->argc - 3 - (int)numkeys;
-	x.run.host.call = host_call;
-	x.run.host.ctx = &x;
-	x.run.busy_ms = busy_threshold(srv);
-	x.run.stop = &srv->shutdown;
-	/* the declared keys' slot: the dispatcher refused CROSSSLOT already */
-	if (srv->cluster && numkeys > 0)
-		x.slot = (int)zr_key_slot(c->argv[3].ptr, c->argv[3].len);
+void cmd_fcall(struct client *c)
+{
+	fcall_generic(c, false);
+}
 
-	unsigned stack[DISPATCH_STACK_SHARDS], *held;
-	x.nheld = dispatch_key_shards(c, c->cmd, stack, &held);
-	x.held = held;
-	struct script_client *s = script_client(c);
-	s->c.db = c->db;
-	s->c.flags |= CLIENT_IN_EXEC;
-	bool undeclared = (!compat && (flags & SCRIPT_FLAG_ALLOW_UNDECLARED)) ||
-			  atomic_load_explicit(&srv->cfg->allow_undeclared_keys, memory_order_relaxed);
-	if (undeclared && (c->flags & CLIENT_IN_EXEC) && !store_thread_all_locked()) {
-		/* EXEC holds the shard locks of every queued command: they
-		 * cannot be given back and taken again in order here */
-		reply_error(&c->out,
-			    "ERR a script that uses undeclared keys cannot run inside MULTI unless the "
-			    "transaction locks every shard");
-	} else if (undeclared && store_thread_all_locked()) {
-		x.all = true; /* inside an EXEC that holds every lock */
-		script_count_all_locked();
-		script_execute(&x.run, &c->out);
-	} else if (undeclared) {
-		run_all_locked(&x);
-	} else
-		script_execute(&x.run, &c->out);
-	s->c.flags &= ~CLIENT_IN_EXEC;
-	if (held && held != stack)
-		zr_free(held);
+void cmd_fcall_ro(struct client *c)
+{
+	fcall_generic(c, true);
 }
 
 void cmd_eval(struct client *c)
@@ -535,9 +593,13 @@ void cmd_script_flush(struct client *c)
 
 void cmd_script_kill(struct client *c)
 {
-	int r = script_kill();
+	int r = script_kill(false);
 	if (r == -ENOENT)
 		reply_error(&c->out, "NOTBUSY No scripts in execution right now.");
+	else if (r == -EBUSY) /* only functions run: Redis's answer to SCRIPT KILL of one */
+		reply_error(&c->out,
+			    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+			    "SHUTDOWN NOSAVE.");
 	else if (r == -EPERM)
 		reply_error(
 			&c->out,

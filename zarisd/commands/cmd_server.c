@@ -520,7 +520,7 @@ void cmd_shutdown(struct client *c)
 	 * shutdown that does not save may end the server (Redis's rule; the
 	 * dispatcher lets SHUTDOWN through for this) */
 	if (!(flags & SHUTDOWN_NOSAVE) && script_any_busy()) {
-		reply_error(&c->out, ERR_BUSY_SCRIPT);
+		reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
 		return;
 	}
 	zr_log(ZR_LOG_WARNING, "User requested shutdown...");

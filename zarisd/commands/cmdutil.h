@@ -26,8 +26,11 @@
 #define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 #define ERR_DB_INDEX "ERR DB index is out of range"
 #define ERR_NOAUTH "NOAUTH Authentication required."
+/* while a script runs past busy-reply-threshold: an EVAL's, a function's */
 #define ERR_BUSY_SCRIPT \
 	"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+#define ERR_BUSY_FUNCTION \
+	"BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 #define ERR_FLOAT_NAN_INF "ERR increment would produce NaN or Infinity"
 #define ERR_STRING_TOO_BIG "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 

@@ -522,7 +522,9 @@ static bool busy_allowed(const struct command *cmd)
 	static const char *const top[] = { "auth",     "discard", "hello", "multi",    "quit", "reset",
 					   "shutdown", "unwatch", "watch", "replconf", NULL };
 	if (cmd->parent)
-		return !strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill");
+		return (!strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill")) ||
+		       (!strcmp(cmd->parent->name, "function") &&
+			(!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")));
 	for (int i = 0; top[i]; i++)
 		if (!strcmp(cmd->name, top[i]))
 			return true;
@@ -572,7 +574,7 @@ static enum dispatch_result run_command(struct client *c)
 	}
 	/* a script on another worker ran past busy-reply-threshold */
 	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
-		reply_error(&c->out, ERR_BUSY_SCRIPT);
+		reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
 		reject(c, &c->stats->cmd[cmd->id]);
 		return DISPATCH_DONE;
 	}

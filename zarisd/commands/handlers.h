@@ -117,7 +117,12 @@ struct client;
 /* cmd_script.c */
 #define SCRIPT_HANDLERS(X)                                                                                \
 	X(cmd_eval) X(cmd_evalsha) X(cmd_eval_ro) X(cmd_evalsha_ro) X(cmd_script_load) X(cmd_script_exists) \
-	X(cmd_script_flush) X(cmd_script_kill) X(cmd_script_debug) X(cmd_script_help)
+	X(cmd_script_flush) X(cmd_script_kill) X(cmd_script_debug) X(cmd_script_help) X(cmd_fcall)        \
+	X(cmd_fcall_ro)                                                                                    \
+	/* cmd_function.c */                                                                               \
+	X(cmd_function_load) X(cmd_function_delete) X(cmd_function_flush) X(cmd_function_kill)             \
+	X(cmd_function_list) X(cmd_function_stats) X(cmd_function_dump) X(cmd_function_restore)            \
+	X(cmd_function_help)
 
 /* clang-format on */
 

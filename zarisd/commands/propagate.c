@@ -25,6 +25,12 @@ static _Thread_local uint64_t tl_txn; /* this thread's EXEC's txn id, once it ma
 static _Thread_local bool tl_in_exec; /* running EXEC (its WATCH check, its queued commands) */
 static _Thread_local struct jbuf tl_rec;
 static _Thread_local struct jbuf tl_deletion;
+static _Thread_local bool tl_marked; /* propagate_mark_change: the running command changed state */
+
+void propagate_mark_change(void)
+{
+	tl_marked = true;
+}
 
 void propagate_thread_exit(void)
 {
@@ -60,6 +66,10 @@ uint64_t propagate_begin(struct client *c, const struct command *cmd)
 void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
 {
 	store_thread_write_intent(false);
+	if (tl_marked) { /* after propagate_command, which made its record */
+		tl_marked = false;
+		persist_count_changes(c->srv->persist, 1);
+	}
 	uint64_t stamped = store_thread_dirty() - token;
 	/* taken (and forgotten) even when nothing is counted below */
 	uint64_t changes = store_thread_take_changes(stamped);
@@ -244,7 +254,8 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		return;
 	}
 	/* an EXEC whose only records are expiries' DELs still commits them */
-	if (store_thread_dirty() == dirty_before && !(exec_end && tl_txn))
+	bool marked = tl_marked && !exec_end;
+	if (store_thread_dirty() == dirty_before && !(exec_end && tl_txn) && !marked)
 		return;
 	/* the lookups below are not the command's: no snapshot pre-images */
 	store_thread_write_intent(false);

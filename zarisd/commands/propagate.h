@@ -47,6 +47,11 @@ void propagate_end(struct client *c, const struct command *cmd, uint64_t token);
  * unit tests: nothing is done) and, when the append-only log will write
  * it, c->journal_seq raised so the reply waits until it is durable. */
 void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before);
+/* The running command changed server state outside the keyspace (FUNCTION
+ * LOAD, DELETE, FLUSH, RESTORE): its argv is its record, as if it had
+ * written a key, and it counts one change (Redis's server.dirty++). The
+ * handler calls it, on the dispatcher's thread, after the change. */
+void propagate_mark_change(void);
 /* A served blocking pop (commands/blocking.c), its locks still held: the
  * record of the command ARGV[0..ARGC) that repeats it (LPOP, LMOVE,
  * ZPOPMIN ...) in DB at NOW_MS, with the versions of its NKEYS keys

@@ -17,6 +17,8 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/persist/load.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/persist/snapshot.h"
+#include "zarisd/script/script.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
 #include "zarisd/server/info.h"
@@ -71,7 +73,7 @@ struct replay_applier *replay_applier_new(struct server *srv)
 	struct replay_applier *ra = zr_calloc(1, sizeof(*ra));
 	dispatch_client_init(&ra->c, srv, 0, &ra->ws);
 	ra->c.out.on_error = replayed_error;
-	ra->c.flags |= CLIENT_AUTHENTICATED;
+	ra->c.flags |= CLIENT_AUTHENTICATED | CLIENT_REPLAY;
 	ra->c.out.muted = true;
 	snprintf(ra->c.addr, sizeof(ra->c.addr), "loader");
 	return ra;
@@ -355,6 +357,36 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 	return en ? 0 : -EINVAL;
 }
 
+/* The libraries of a snapshot: the server's dropped, each loaded as its
+ * FUNCTION LOAD was (no time limit: it ran once already). */
+static void functions_flush(void *srv)
+{
+	(void)srv;
+	function_flush();
+}
+
+static int function_record(void *ra, const char *code, size_t len, char *err, size_t errlen)
+{
+	(void)ra;
+	char name[256];
+	return function_load(code, len, true, false, name, sizeof(name), err, errlen);
+}
+
+/* snapshot_extra_fn: a JR_SNAP_FUNCTION frame per library. */
+static void emit_library(void *ctx, const char *code, size_t len)
+{
+	struct jbuf *out = ctx;
+	size_t off = jr_frame_begin(out, JR_SNAP_FUNCTION);
+	jbuf_bytes(out, code, len);
+	jr_frame_end(out, off);
+}
+
+static void snapshot_functions(void *ctx, struct jbuf *out)
+{
+	(void)ctx;
+	function_foreach_code(emit_library, out);
+}
+
 static void *open_applier(void *srv)
 {
 	return replay_applier_new(srv);
@@ -378,5 +410,8 @@ void replay_apply_install(struct server *srv)
 					     .record = replay_apply_record,
 					     .record_shard = replay_record_shard,
 					     .object = replay_apply_object,
+					     .functions_flush = functions_flush,
+					     .function = function_record,
 					     .set_hook = set_hook });
+	snapshot_set_extra(snapshot_functions, srv);
 }

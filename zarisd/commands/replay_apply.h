@@ -55,7 +55,8 @@ int replay_record_shard(void *ra, const struct jr_cmd *rec);
 int replay_apply_object(void *ra, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);
 
 /* main, before persist_init: hands these to the loader (load_set_apply)
- * for SRV. */
+ * for SRV, and the snapshot writer the function libraries
+ * (snapshot_set_extra: a JR_SNAP_FUNCTION frame each). */
 void replay_apply_install(struct server *srv);
 
 #endif

@@ -52,6 +52,12 @@
 		.keynum_first = 1, .keynum_step = 1, .handler = h, .group = "scripting", .since = ver, \
 		.summary = sum, .key_notes = notes                                                    \
 	}
+/* A row with Redis's command tips (COMMAND INFO). */
+#define ROW_TIPS(n, ar, fl, fk, lk, st, h, grp, ver, sum, tp)                                         \
+	{                                                                                             \
+		.name = n, .arity = ar, .flags = fl, .first_key = fk, .last_key = lk, .key_step = st, \
+		.handler = h, .group = grp, .since = ver, .summary = sum, .tips = tp                  \
+	}
 #define CONTAINER(n, ar, fl, subs, grp, ver, sum)                                                         \
 	{                                                                                                 \
 		.name = n, .arity = ar, .flags = (fl) | CMD_CONTAINER, .subcommands = subs, .group = grp, \
@@ -61,6 +67,26 @@
 	{                    \
 		.name = NULL \
 	}
+
+/* FUNCTION (cmd_function.c): LOAD DELETE FLUSH RESTORE change the
+ * libraries, whole-keyspace writes for the dispatcher (every shard lock:
+ * ordered with a snapshot's instant) */
+static const char *const tips_all_succeeded[] = { "request_policy:all_shards", "response_policy:all_succeeded", NULL };
+static const char *const tips_one_succeeded[] = { "request_policy:all_shards", "response_policy:one_succeeded", NULL };
+static const char *const tips_stats[] = { "nondeterministic_output", "request_policy:all_shards", "response_policy:special", NULL };
+static const char *const tips_order[] = { "nondeterministic_output_order", NULL };
+static struct command function_subcommands[] = {
+	ROW_TIPS("load", -3, NS | W | M | WD | KL, 0, 0, 0, cmd_function_load, "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", tips_all_succeeded),
+	ROW_TIPS("delete", 3, NS | W | WD | KL, 0, 0, 0, cmd_function_delete, "scripting", "7.0.0", "Delete a function by name", tips_all_succeeded),
+	ROW_TIPS("flush", -2, NS | W | WD | KL, 0, 0, 0, cmd_function_flush, "scripting", "7.0.0", "Deleting all functions", tips_all_succeeded),
+	ROW_TIPS("kill", 2, NS | KL, 0, 0, 0, cmd_function_kill, "scripting", "7.0.0", "Kill the function currently in execution.", tips_one_succeeded),
+	ROW_TIPS("list", -2, NS | KL, 0, 0, 0, cmd_function_list, "scripting", "7.0.0", "List information about all the functions", tips_order),
+	ROW_TIPS("stats", 2, NS | KL, 0, 0, 0, cmd_function_stats, "scripting", "7.0.0", "Return information about the function currently running (name, description, duration)", tips_stats),
+	ROW("dump", 2, NS | KL, 0, 0, 0, cmd_function_dump, "scripting", "7.0.0", "Dump all functions into a serialized binary payload"),
+	ROW_TIPS("restore", -3, NS | W | M | WD | KL, 0, 0, 0, cmd_function_restore, "scripting", "7.0.0", "Restore all the functions on the given payload", tips_all_succeeded),
+	ROW("help", 2, KL | L | S, 0, 0, 0, cmd_function_help, "scripting", "7.0.0", "Show helpful text about the different subcommands"),
+	END,
+};
 
 static struct command script_subcommands[] = {
 	ROW("load", 3, NS | S | KL, 0, 0, 0, cmd_script_load, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache."),
@@ -379,6 +405,9 @@ static struct command command_rows[] = {
 	ROW_SCRIPT("eval_ro", R, cmd_eval_ro, SCRIPT_NOTES_RO, "7.0.0", "Executes a read-only server-side Lua script."),
 	ROW_SCRIPT("evalsha_ro", R, cmd_evalsha_ro, NULL, "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest."),
 	CONTAINER("script", -2, 0, script_subcommands, "scripting", "2.6.0", "A container for Lua scripts management commands."),
+	ROW_SCRIPT("fcall", 0, cmd_fcall, SCRIPT_NOTES_RW, "7.0.0", "Invoke a function"),
+	ROW_SCRIPT("fcall_ro", R, cmd_fcall_ro, SCRIPT_NOTES_RO, "7.0.0", "Invoke a read-only function"),
+	CONTAINER("function", -2, 0, function_subcommands, "scripting", "7.0.0", "A container for function commands"),
 
 	/* --- pub/sub (cmd_pubsub.c) --- */
 	/* The shard commands' channels are keys in their key spec (cluster

@@ -51,6 +51,12 @@ enum jr_kind {
 	JR_SNAP_STR = 11,  /* u32 db, i64 expire, u64 version, key, value */
 	JR_SNAP_OBJ = 12,  /* u32 db, u8 type, i64 expire, u64 version, key, cmds */
 	JR_SNAP_END = 13,  /* u64 keys */
+	/* bytes code: one function library (FUNCTION LOAD's argument), after
+	 * the head and before the first entry, one frame per library. Added
+	 * within version 2: a snapshot with no libraries has none and reads
+	 * as before; an older build refuses one that has ("unknown record
+	 * kind"), as it must (it would drop the libraries). */
+	JR_SNAP_FUNCTION = 14,
 };
 
 /* The most transactions whose records may be open (written, not yet

@@ -233,6 +233,8 @@ int load_snapshot(struct store *s, const char *path, unsigned threads, struct lo
 	}
 	size_t off = JR_FILE_HEADER, cap = 1024, n = 0;
 	size_t *offs = zr_malloc(cap * sizeof(size_t)), *lens = zr_malloc(cap * sizeof(size_t));
+	size_t fcap = 8, nf = 0;
+	size_t *foffs = zr_malloc(fcap * sizeof(size_t)), *flens = zr_malloc(fcap * sizeof(size_t));
 	bool head = false, end = false;
 	uint64_t seq = 0, want_keys = 0;
 	for (;;) {
@@ -275,6 +277,22 @@ int load_snapshot(struct store *s, const char *path, unsigned threads, struct lo
 			}
 			offs[n] = (size_t)(pl - m.p);
 			lens[n++] = plen;
+		} else if (kind == JR_SNAP_FUNCTION) {
+			const char *code;
+			size_t clen;
+			jrd_u8(&rd, &kind);
+			if (n || !jrd_bytes(&rd, &code, &clen) || !jr_tail_ok(rd)) {
+				r = fail(err, errlen, -EINVAL,
+					 "%s at offset %zu: bad function library record", path, at);
+				goto out;
+			}
+			if (nf == fcap) {
+				fcap *= 2;
+				foffs = zr_realloc(foffs, fcap * sizeof(size_t));
+				flens = zr_realloc(flens, fcap * sizeof(size_t));
+			}
+			foffs[nf] = (size_t)((const unsigned char *)code - m.p);
+			flens[nf++] = clen;
 		} else if (kind == JR_SNAP_END) {
 			jrd_u8(&rd, &kind);
 			if (!jrd_u64(&rd, &want_keys)) {
@@ -294,7 +312,26 @@ int load_snapshot(struct store *s, const char *path, unsigned threads, struct lo
 			      : "key count does not match the end record");
 		goto out;
 	}
-	/* the whole file is sound: insert, split across threads */
+	/* the whole file is sound: the libraries (replacing the server's),
+	 * then the keys, split across threads */
+	r = 0;
+	if (applier.functions_flush)
+		applier.functions_flush(applier.ctx);
+	if (nf) {
+		void *ap = applier_open();
+		for (size_t i = 0; i < nf && r == 0; i++) {
+			char why[512] = "";
+			int fr = ap && applier.function ? applier.function(ap, (const char *)m.p + foffs[i],
+									   flens[i], why, sizeof(why))
+							: -ENOSYS;
+			if (fr < 0)
+				r = fail(err, errlen, fr, "%s: cannot load function library %zu: %s", path,
+					 i + 1, why);
+		}
+		applier_close(ap);
+		if (r < 0)
+			goto out;
+	}
 	if (threads < 1)
 		threads = 1;
 	if (threads > 16)
@@ -334,6 +371,8 @@ int load_snapshot(struct store *s, const char *path, unsigned threads, struct lo
 out:
 	zr_free(offs);
 	zr_free(lens);
+	zr_free(foffs);
+	zr_free(flens);
 	unmap_file(&m);
 	res->ms += (zr_mono_us() - t0) / 1000;
 	return r;

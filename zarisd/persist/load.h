@@ -44,6 +44,12 @@ struct load_apply {
 	/* a snapshot entry of a non-string type at wall clock NOW: 0,
 	 * -ENOTSUP (ERR names the missing command) or -EINVAL */
 	int (*object)(void *applier, const struct jr_snap_entry *e, int64_t now, char *err, size_t errlen);
+	/* the function libraries of a snapshot: FUNCTIONS_FLUSH (CTX) drops
+	 * the server's before a snapshot's are loaded (a replica's full sync
+	 * replaces them), FUNCTION loads one JR_SNAP_FUNCTION's code: 0, or
+	 * -errno with the reason in ERR */
+	void (*functions_flush)(void *ctx);
+	int (*function)(void *applier, const char *code, size_t len, char *err, size_t errlen);
 	/* an applier's hook, run under a record's locks once it is applied
 	 * (commands/replay_apply.h replay_applied_fn; a replica's link) */
 	void (*set_hook)(void *applier, void (*fn)(void *ctx, const struct jr_cmd *rec), void *ctx);

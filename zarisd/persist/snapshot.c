@@ -17,8 +17,20 @@
 #include "zarisd/journal/format.h"
 #include "zarisd/store/store.h"
 
+/* snapshot_set_extra's: written once by main before any snapshot, read
+ * by the saving threads after (their start orders the two) */
+static snapshot_extra_fn extra_fn;
+static void *extra_ctx;
+
+void snapshot_set_extra(snapshot_extra_fn fn, void *ctx)
+{
+	extra_fn = fn;
+	extra_ctx = ctx;
+}
+
 struct snap_ctx {
 	struct store *s;
+	struct jbuf extra; /* the frames of snapshot_set_extra's hook, at the instant */
 	snapshot_instant_fn at_instant;
 	void *ctx;
 	uint64_t seq;
@@ -32,6 +44,8 @@ static void instant(void *arg)
 {
 	struct snap_ctx *sc = arg;
 	sc->seq = sc->at_instant ? sc->at_instant(sc->ctx, &sc->origin) : 0;
+	if (extra_fn)
+		extra_fn(extra_ctx, &sc->extra);
 }
 
 static int emit_cmd(int argc, const char *const *argv, const size_t *lens, void *arg)
@@ -92,6 +106,7 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 	memset(out, 0, sizeof(*out));
 	struct snap_ctx sc = { .s = s, .at_instant = at_instant, .ctx = ctx };
 	jbuf_init(&sc.buf);
+	jbuf_init(&sc.extra);
 	int r = store_snap_begin(s, instant, &sc);
 	if (r < 0)
 		goto out;
@@ -108,6 +123,7 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 		jr_tail_put(&sc.buf, JR_TAIL_ORIGIN_OFFSET, le, sizeof(le));
 	}
 	jr_frame_end(&sc.buf, off);
+	jbuf_put(&sc.buf, sc.extra.p, sc.extra.len);
 	uint64_t total = 0;
 	unsigned n = store_shard_count(s);
 	for (unsigned i = 0; i < n && r == 0; i++) {
@@ -139,6 +155,7 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 	}
 out:
 	jbuf_free(&sc.buf);
+	jbuf_free(&sc.extra);
 	return r;
 }
 

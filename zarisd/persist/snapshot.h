@@ -3,6 +3,7 @@
  * copy-before-write, see store.h), then the shards are serialized one at a
  * time while writes continue. The file (journal/format.h format, magic
  * "ZARISSNP"): JR_SNAP_HEAD with the journal seq of the instant, one
+ * JR_SNAP_FUNCTION per function library (snapshot_set_extra), one
  * JR_SNAP_STR / JR_SNAP_OBJ per key (non-string values as the commands
  * that rebuild them, from the type's rewrite op), JR_SNAP_END with the key
  * count. The bytes go to a sink (a write callback): the file sink
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct jbuf;
 struct store;
 
 /* Where a snapshot stands in the replication history: the id and offset
@@ -51,6 +53,13 @@ struct snapshot_sink {
  * (a snapshot runs; nothing written) or the sink's -errno (a prefix of the
  * image went to it). */
 typedef uint64_t (*snapshot_instant_fn)(void *ctx, struct snapshot_origin *origin);
+/* State outside the keyspace that a snapshot holds (the function
+ * libraries, persist/ knows no scripts): FN appends its frames (complete,
+ * jr_frame_begin .. jr_frame_end) to OUT at the instant, with every shard
+ * lock held, and the writer puts them after the head. main installs it
+ * once before the first snapshot (commands/replay_apply.h); NULL: none. */
+typedef void (*snapshot_extra_fn)(void *ctx, struct jbuf *out);
+void snapshot_set_extra(snapshot_extra_fn fn, void *ctx);
 int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snapshot_instant_fn at_instant,
 			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out);
 

@@ -35,30 +35,13 @@
 #define REDIS_VERSION_NUM 0x0007000f
 #define RO_ERROR "Attempt to modify a readonly table"
 
-/* Invariant: run != NULL exactly while a script of this engine runs. */
-struct engine {
-	lua_State *L;
-	uint64_t generation; /* the registry's when L was made */
-	struct script_run *run;
-	int resp;	  /* redis.setresp of the running script */
-	int ref_handler;  /* registry refs: the error handler, */
-	int ref_scripts;  /* sha -> compiled function, */
-	int ref_flags;	  /* sha -> shebang flags, */
-	int ref_readonly; /* the set of read-only tables (weak keys), */
-	int ref_globals;  /* the real globals table */
-	int ref_proxy;	  /* the globals scripts see */
-	unsigned gc_countdown;
-	uint32_t rand_x[3]; /* redis.math.random's 48-bit state (Redis's rand.c) */
-	char *argbuf;	    /* redis.call's argument copies */
-	size_t argcap;
-	struct resp_arg *argv;
-	int argv_cap;
-	_Atomic bool kill;  /* SCRIPT KILL asked for it */
-	_Atomic bool dirty; /* the running script wrote (SCRIPT KILL reads it) */
-};
-
+/* The engine of the script running on this thread, or the last one got
+ * (script_engine_get): what redis.* and the hooks reach. Each thread has
+ * two: the EVAL engine and the FUNCTION one, each its own Lua state (as
+ * Redis's two, eval.c's and function_lua.c's). */
 static _Thread_local struct engine *tl_engine;
-static pthread_key_t engine_key;
+static _Thread_local struct engine *tl_kinds[2];
+static pthread_key_t engine_keys[2];
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
 /* The engines running a script (SCRIPT KILL finds them), under kill_mu. */
@@ -79,9 +62,14 @@ static struct engine *engine_of(void)
 	return tl_engine;
 }
 
+struct engine *script_engine_of(void)
+{
+	return tl_engine;
+}
+
 /* --- the sandbox ------------------------------------------------------------ */
 
-static int nonexistent_global(lua_State *L)
+int script_nonexistent_global(lua_State *L)
 {
 	const char *name = lua_tostring(L, 2);
 	return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
@@ -139,7 +127,7 @@ static int sandbox_setmetatable(lua_State *L)
 }
 
 /* Marks the table at IDX read-only (the set in e->ref_readonly). */
-static void mark_readonly(lua_State *L, struct engine *e, int idx)
+void script_mark_readonly(lua_State *L, struct engine *e, int idx)
 {
 	lua_pushvalue(L, idx);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_readonly);
@@ -150,7 +138,7 @@ static void mark_readonly(lua_State *L, struct engine *e, int idx)
 }
 
 /* Replaces the table on top with a read-only proxy of it. */
-static void make_proxy(lua_State *L, struct engine *e)
+void script_make_proxy(lua_State *L, struct engine *e)
 {
 	lua_newtable(L);      /* proxy */
 	lua_newtable(L);      /* its metatable */
@@ -163,7 +151,7 @@ static void make_proxy(lua_State *L, struct engine *e)
 	lua_setfield(L, -2, "__metatable");
 	lua_setmetatable(L, -2);
 	lua_remove(L, -2);
-	mark_readonly(L, e, -1);
+	script_mark_readonly(L, e, -1);
 }
 
 /* next() and pairs() over a read-only proxy walk the table behind it. */
@@ -534,13 +522,70 @@ static int error_handler(lua_State *L)
 
 /* --- kill and busy ------------------------------------------------------------ */
 
-static _Atomic unsigned busy_count; /* engines past busy-reply-threshold */
+static _Atomic unsigned busy_count;    /* engines past busy-reply-threshold */
+static _Atomic unsigned busy_fn_count; /* ... of them running a function */
+
+/* The first function that ran past busy-reply-threshold, for FUNCTION
+ * STATS (under kill_mu): its run, and its command's copy. */
+static struct {
+	struct script_run *run;
+	char *name;
+	char *cmd; /* the command's arguments, each a u32 length and the bytes */
+	int argc;
+	size_t len;
+} busy_fn;
 
 static int64_t mono_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* RUN went past busy-reply-threshold (the owning thread, in its hook). */
+static void busy_begin(struct script_run *run)
+{
+	run->busy = true;
+	if (run->function) {
+		pthread_mutex_lock(&kill_mu);
+		if (!busy_fn.run) {
+			size_t n = 0;
+			for (int i = 0; i < run->argc; i++)
+				n += 4 + run->argv[i].len;
+			busy_fn.run = run;
+			busy_fn.name = zr_strdup(run->sha);
+			busy_fn.cmd = zr_malloc(n + 1);
+			busy_fn.argc = run->argc;
+			busy_fn.len = n;
+			char *p = busy_fn.cmd;
+			for (int i = 0; i < run->argc; i++) {
+				uint32_t l = (uint32_t)run->argv[i].len;
+				memcpy(p, &l, 4);
+				memcpy(p + 4, run->argv[i].ptr, l);
+				p += 4 + l;
+			}
+		}
+		pthread_mutex_unlock(&kill_mu);
+		atomic_fetch_add_explicit(&busy_fn_count, 1, memory_order_release);
+	}
+	/* release: a client that sees the count sees nothing else of ours;
+	 * the count only gates replies */
+	atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
+}
+
+static void busy_end(struct script_run *run)
+{
+	if (run->function) {
+		pthread_mutex_lock(&kill_mu);
+		if (busy_fn.run == run) {
+			ZR_FREE(busy_fn.name);
+			ZR_FREE(busy_fn.cmd);
+			busy_fn.run = NULL;
+		}
+		pthread_mutex_unlock(&kill_mu);
+		atomic_fetch_sub_explicit(&busy_fn_count, 1, memory_order_release);
+	}
+	atomic_fetch_sub_explicit(&busy_count, 1, memory_order_release);
 }
 
 static void kill_hook(lua_State *L, lua_Debug *ar)
@@ -551,14 +596,12 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 		return;
 	struct script_run *run = e->run;
 	if (!run->busy && run->busy_ms > 0 && mono_ms() - run->start_ms >= run->busy_ms) {
-		run->busy = true;
-		/* release: a client that sees the count sees nothing else of
-		 * ours; the count only gates replies */
-		atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
+		busy_begin(run);
 		zr_log(ZR_LOG_WARNING,
 		       "Slow script detected: still in execution after %lld milliseconds. You can try "
-		       "killing the script using the SCRIPT KILL command. Script name is: %s.",
-		       (long long)(mono_ms() - run->start_ms), run->sha);
+		       "killing the script using the %s command. Script name is: %s.",
+		       (long long)(mono_ms() - run->start_ms),
+		       run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->sha);
 	}
 	bool stopping = run->stop && atomic_load_explicit(run->stop, memory_order_relaxed) && !run->wrote;
 	if (stopping || atomic_load_explicit(&e->kill, memory_order_acquire)) {
@@ -574,21 +617,58 @@ bool script_any_busy(void)
 	return atomic_load_explicit(&busy_count, memory_order_acquire) > 0;
 }
 
-int script_kill(void)
+bool script_busy_is_function(void)
+{
+	unsigned all = atomic_load_explicit(&busy_count, memory_order_acquire);
+	unsigned fns = atomic_load_explicit(&busy_fn_count, memory_order_acquire);
+	return fns > 0 && fns >= all;
+}
+
+bool script_reply_busy_function(struct obuf *out)
+{
+	pthread_mutex_lock(&kill_mu);
+	bool have = busy_fn.run != NULL;
+	if (have) {
+		reply_map(out, 3);
+		reply_bulk_cstr(out, "name");
+		reply_bulk_cstr(out, busy_fn.name);
+		reply_bulk_cstr(out, "command");
+		reply_array(out, busy_fn.argc);
+		const char *p = busy_fn.cmd;
+		for (int i = 0; i < busy_fn.argc; i++) {
+			uint32_t l;
+			memcpy(&l, p, 4);
+			reply_bulk(out, p + 4, l);
+			p += 4 + l;
+		}
+		reply_bulk_cstr(out, "duration_ms");
+		reply_long(out, mono_ms() - busy_fn.run->start_ms);
+	}
+	pthread_mutex_unlock(&kill_mu);
+	return have;
+}
+
+int script_kill(bool function)
 {
 	int r = -ENOENT;
+	bool other = false;
 	pthread_mutex_lock(&kill_mu);
-	for (int i = 0; i < MAX_RUNNING; i++)
-		if (running[i] && atomic_load_explicit(&running[i]->dirty, memory_order_acquire))
+	for (int i = 0; i < MAX_RUNNING; i++) {
+		if (!running[i])
+			continue;
+		if (running[i]->function != function)
+			other = true;
+		else if (atomic_load_explicit(&running[i]->dirty, memory_order_acquire))
 			r = -EPERM;
+	}
 	if (r != -EPERM)
 		for (int i = 0; i < MAX_RUNNING; i++)
-			if (running[i]) {
+			if (running[i] && running[i]->function == function) {
 				atomic_store_explicit(&running[i]->kill, true, memory_order_release);
 				r = 0;
 			}
 	pthread_mutex_unlock(&kill_mu);
-	return r;
+	return r == -ENOENT && other ? -EBUSY : r;
 }
 
 static void set_running(struct engine *e, bool on)
@@ -672,11 +752,11 @@ static void register_redis_api(lua_State *L)
 }
 
 /* Builds the state and its sandbox (see the file header). */
-static void engine_open(struct engine *e)
+static void engine_open(struct engine *e, uint64_t gen)
 {
 	lua_State *L = luaL_newstate();
 	e->L = L;
-	e->generation = script_registry_generation();
+	e->generation = gen;
 	open_lib(L, "", luaopen_base);
 	open_lib(L, LUA_TABLIBNAME, luaopen_table);
 	open_lib(L, LUA_STRLIBNAME, luaopen_string);
@@ -732,7 +812,7 @@ static void engine_open(struct engine *e)
 			lua_pop(L, 1);
 			continue;
 		}
-		make_proxy(L, e);
+		script_make_proxy(L, e);
 		if (!strcmp(libs[i], "string")) {
 			/* strings' methods through the proxy too, and their
 			 * metatable out of reach: it is the real table's way in */
@@ -745,7 +825,7 @@ static void engine_open(struct engine *e)
 			lua_newtable(L);
 			lua_pushvalue(L, -4);
 			lua_setfield(L, -2, "__index");
-			make_proxy(L, e);
+			script_make_proxy(L, e);
 			lua_setfield(L, -2, "__metatable");
 			lua_pop(L, 2);
 		}
@@ -755,21 +835,23 @@ static void engine_open(struct engine *e)
 	lua_pushvalue(L, LUA_GLOBALSINDEX); /* G */
 	lua_pushvalue(L, -1);
 	e->ref_globals = luaL_ref(L, LUA_REGISTRYINDEX);
-	make_proxy(L, e); /* P */
+	script_make_proxy(L, e); /* P */
 	/* getmetatable(_G) as Redis's: read-only, its __index the error */
 	lua_getmetatable(L, -1);
+	lua_pushvalue(L, -1);
+	e->ref_proxy_mt = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_newtable(L);
-	lua_pushcfunction(L, nonexistent_global);
+	lua_pushcfunction(L, script_nonexistent_global);
 	lua_setfield(L, -2, "__index");
-	make_proxy(L, e);
+	script_make_proxy(L, e);
 	lua_setfield(L, -2, "__metatable");
 	lua_pop(L, 1);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, LUA_GLOBALSINDEX, "_G"); /* G._G = P */
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_globals);
-	mark_readonly(L, e, -1);
+	script_mark_readonly(L, e, -1);
 	lua_newtable(L);
-	lua_pushcfunction(L, nonexistent_global);
+	lua_pushcfunction(L, script_nonexistent_global);
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, readonly_newindex);
 	lua_setfield(L, -2, "__newindex");
@@ -780,6 +862,8 @@ static void engine_open(struct engine *e)
 	lua_pushvalue(L, -1);
 	e->ref_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_replace(L, LUA_GLOBALSINDEX); /* scripts see P */
+	if (e->function)
+		function_engine_init(e);
 	e->rand_x[0] = 0x330E;
 	e->rand_x[1] = 0xABCD;
 	e->rand_x[2] = 0x1234;
@@ -805,34 +889,44 @@ static void engine_destroy(void *p)
 
 static void make_key(void)
 {
-	pthread_key_create(&engine_key, engine_destroy);
+	pthread_key_create(&engine_keys[0], engine_destroy);
+	pthread_key_create(&engine_keys[1], engine_destroy);
 }
 
-/* This thread's engine, with a state of the registry's generation. */
-static struct engine *engine_get(void)
+struct engine *script_engine_get(bool function, uint64_t gen)
 {
-	struct engine *e = tl_engine;
+	struct engine *e = tl_kinds[function];
 	if (!e) {
 		pthread_once(&engine_once, make_key);
 		e = zr_calloc(1, sizeof(*e));
-		tl_engine = e;
-		pthread_setspecific(engine_key, e);
+		e->function = function;
+		tl_kinds[function] = e;
+		pthread_setspecific(engine_keys[function], e);
 	}
-	if (e->L && e->generation != script_registry_generation())
-		engine_close(e); /* SCRIPT FLUSH: a fresh state, as Redis's reset */
+	if (e->L && e->generation != gen)
+		engine_close(e); /* SCRIPT FLUSH, a library changed: a fresh state, as Redis's reset */
 	if (!e->L)
-		engine_open(e);
+		engine_open(e, gen);
+	tl_engine = e;
 	return e;
+}
+
+static struct engine *engine_get(void)
+{
+	return script_engine_get(false, script_registry_generation());
 }
 
 void script_thread_exit(void)
 {
-	struct engine *e = tl_engine;
-	if (!e)
-		return;
-	pthread_setspecific(engine_key, NULL);
 	tl_engine = NULL;
-	engine_destroy(e);
+	for (int k = 0; k < 2; k++) {
+		struct engine *e = tl_kinds[k];
+		if (!e)
+			continue;
+		pthread_setspecific(engine_keys[k], NULL);
+		tl_kinds[k] = NULL;
+		engine_destroy(e);
+	}
 }
 
 /* --- compile and run ---------------------------------------------------------- */
@@ -942,12 +1036,11 @@ void script_execute(struct script_run *run, struct obuf *out)
 {
 	struct engine *e = engine_get();
 	lua_State *L = e->L;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_handler);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_scripts);
 	lua_getfield(L, -1, run->sha);
 	lua_remove(L, -2);
 	if (!lua_isfunction(L, -1)) { /* not prepared: the caller's bug */
-		lua_pop(L, 2);
+		lua_pop(L, 1);
 		reply_error(out, "ERR script not prepared");
 		return;
 	}
@@ -960,7 +1053,21 @@ void script_execute(struct script_run *run, struct obuf *out)
 	push_array(L, run->args, run->nargs);
 	lua_rawset(L, -3);
 	lua_pop(L, 1);
+	script_engine_call(e, run, 0, out);
+}
 
+void script_push_arrays(lua_State *L, const struct script_run *run)
+{
+	push_array(L, run->keys, run->nkeys);
+	push_array(L, run->args, run->nargs);
+}
+
+void script_engine_call(struct engine *e, struct script_run *run, int nargs, struct obuf *out)
+{
+	lua_State *L = e->L;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, e->ref_handler);
+	lua_insert(L, -(nargs + 2));
+	tl_engine = e;
 	e->run = run;
 	e->resp = 2;
 	run->wrote = false;
@@ -970,11 +1077,11 @@ void script_execute(struct script_run *run, struct obuf *out)
 	atomic_store_explicit(&e->dirty, false, memory_order_relaxed);
 	set_running(e, true);
 	lua_sethook(L, kill_hook, LUA_MASKCOUNT, 100000);
-	int r = lua_pcall(L, 0, 1, -2);
+	int r = lua_pcall(L, nargs, 1, -(nargs + 2));
 	lua_sethook(L, NULL, 0, 0);
 	set_running(e, false);
 	if (run->busy)
-		atomic_fetch_sub_explicit(&busy_count, 1, memory_order_release);
+		busy_end(run);
 	if (r) {
 		reply_run_error(L, run->sha, out);
 		lua_pop(L, 1);

@@ -84,9 +84,12 @@ struct script_host {
 	void *ctx;
 };
 
-/* One script to run (EVAL's arguments). */
+/* One script to run (EVAL's or FCALL's arguments). */
 struct script_run {
-	const char *sha; /* lower-case hex of the body, NUL-terminated */
+	const char *sha; /* lower-case hex of the body (FCALL: the function's name), NUL-terminated */
+	bool function;	 /* FCALL: KEYS and ARGV are the callback's two arguments, not globals */
+	const struct resp_arg *argv; /* the whole command (FUNCTION STATS shows a busy one's) */
+	int argc;
 	const struct resp_arg *keys;
 	int nkeys;
 	const struct resp_arg *args;
@@ -115,14 +118,23 @@ void script_execute(struct script_run *run, struct obuf *out);
  * script cannot be killed (Redis's UNKILLABLE). Owning thread. */
 void script_mark_write(struct script_run *run);
 
-/* SCRIPT KILL, any thread: asks every running script to stop at its next
- * hook (every 100000 instructions). 0 when one was asked; -ENOENT when
- * none runs (NOTBUSY); -EPERM when one has written (UNKILLABLE), and then
- * none is asked. */
-int script_kill(void);
+/* SCRIPT KILL (FUNCTION false) and FUNCTION KILL (true), any thread:
+ * asks every running script of that kind to stop at its next hook (every
+ * 100000 instructions). 0 when one was asked; -ENOENT when none runs
+ * (NOTBUSY); -EPERM when one has written (UNKILLABLE), and then none is
+ * asked; -EBUSY when only scripts of the other kind run (Redis answers
+ * that kind's BUSY text). */
+int script_kill(bool function);
 /* Whether a script has run past busy-reply-threshold (other clients are
  * answered -BUSY). Any thread. */
 bool script_any_busy(void);
+/* Whether every script past busy-reply-threshold is a function (the BUSY
+ * text names FUNCTION KILL then). Any thread. */
+bool script_busy_is_function(void);
+/* FUNCTION STATS's running_script: writes the map {name, command,
+ * duration_ms} of a function past busy-reply-threshold into OUT and
+ * returns true; false (nothing written) when none is. Any thread. */
+bool script_reply_busy_function(struct obuf *out);
 
 /* INFO stats scripts_all_shards_locked: scripts run with every shard
  * lock held (allow-undeclared-keys). Any thread. */
@@ -131,6 +143,70 @@ uint64_t script_all_locked_runs(void);
 
 /* Frees this thread's engine (also done when the thread exits). */
 void script_thread_exit(void);
+
+/* --- functions: the library registry (any thread) ------------------------- *
+ *
+ * Libraries by name, server-wide, under one leaf mutex (as the script
+ * registry): FUNCTION LOAD on one worker serves FCALL on every other.
+ * Every change bumps the registry's generation; each worker's FUNCTION
+ * engine (its own Lua state) is made again on its next FCALL after one and
+ * loads, lazily, the libraries of the functions it is asked to run. The
+ * listing order is the order the libraries were created in (Redis's is a
+ * dict's, seeded at random per process), functions in registration order. */
+
+/* FUNCTION LOAD [REPLACE]: checks CODE's "#!lua name=<lib>" metadata, runs
+ * it once in this thread's FUNCTION engine in the load sandbox (only
+ * redis.register_function, redis.log and the version fields; TIMEOUT: at
+ * most 500 ms, as Redis's), then adds the library. Returns 0 with the
+ * library's name in NAME, or -EINVAL with Redis's error text, code
+ * included ("ERR Library 'x' already exists") in ERR. Owning thread of the
+ * engine (a worker, or the replay applier's thread). */
+int function_load(const char *code, size_t len, bool replace, bool timeout, char *name, size_t namesize,
+		  char *err, size_t errsize);
+/* FUNCTION DELETE: 0, or -ENOENT when no library has that name. */
+int function_delete(const char *name, size_t len);
+/* FUNCTION FLUSH: drops every library. */
+void function_flush(void);
+/* FUNCTION LIST's reply into OUT: the libraries whose name matches
+ * PATTERN (Redis's glob, case-sensitive; NULL: all), with their code when
+ * WITHCODE. */
+void function_reply_list(struct obuf *out, const char *pattern, size_t plen, bool withcode);
+/* Libraries and functions registered (FUNCTION STATS, INFO). */
+void function_counts(uint64_t *libraries, uint64_t *functions);
+/* FUNCTION DUMP: Redis 7.0's payload (an RDB_OPCODE_FUNCTION2 record per
+ * library, the RDB version, the CRC64), a heap buffer the caller frees. */
+char *function_dump(size_t *len);
+/* FUNCTION RESTORE: how the payload's libraries meet the existing ones. */
+enum function_restore_policy {
+	FUNCTION_RESTORE_APPEND,  /* a name already there: refused, nothing changes */
+	FUNCTION_RESTORE_REPLACE, /* a library of the same name is replaced */
+	FUNCTION_RESTORE_FLUSH,	  /* the existing libraries are dropped first */
+};
+/* Loads the libraries of PAYLOAD (a FUNCTION DUMP's, ours or Redis's) as
+ * FUNCTION LOAD does each, all or none. 0, or -EINVAL with Redis's error
+ * text in ERR. Owning thread of the engine, as function_load. */
+int function_restore(const char *payload, size_t len, enum function_restore_policy policy, char *err,
+		     size_t errsize);
+/* Calls FN with each library's code, in listing order (a snapshot of the
+ * registry: FN may do anything but change it). */
+typedef void (*function_code_fn)(void *ctx, const char *code, size_t len);
+void function_foreach_code(function_code_fn fn, void *ctx);
+/* Frees the registry at exit. */
+void function_registry_free(void);
+
+/* --- FCALL (owning thread) -------------------------------------------------- */
+
+/* Makes function NAME (any case, as Redis finds it) ready on this
+ * thread's FUNCTION engine (its library's code loaded there on first use).
+ * Returns 0 with *FLAGS its flags (never SCRIPT_FLAG_COMPAT) and *CANON
+ * its name as registered (heap, the caller frees; the run's name);
+ * -ENOENT when no library has it (the caller answers "Function not
+ * found"); -EINVAL with the error in ERR (its library's code failed
+ * here). */
+int function_prepare(const char *name, size_t len, uint32_t *flags, char **canon, char *err, size_t errsize);
+/* Runs the function prepared for RUN->sha (its name) with KEYS and ARGV
+ * as its two arguments and writes its reply into OUT. */
+void function_execute(struct script_run *run, struct obuf *out);
 
 /* Lua 5.1 <-> RESP: pushes onto L the Lua value of the RESP reply at
  * P[0..LEN) (Redis's redisProtocolToLuaType); returns the bytes read, 0

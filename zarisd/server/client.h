@@ -37,6 +37,9 @@ enum client_flag {
 	CLIENT_CLUSTER_READONLY = 1u << 12, /* READONLY: a replica serves its reads (cluster mode) */
 	CLIENT_ASKING = 1u << 13,	    /* ASKING: the next command may use an importing slot */
 	CLIENT_SAME_HOST = 1u << 14,	    /* peer address is the socket's own address (this machine) */
+	CLIENT_REPLAY =
+		1u
+		<< 15, /* the replay applier's: a record runs as it first did (no FUNCTION LOAD time limit) */
 };
 
 struct client {

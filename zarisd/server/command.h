@@ -91,8 +91,10 @@ struct command {
 	const char *complexity;
 	const struct command *subcommands; /* container rows: terminated by a row with name NULL */
 	const char *key_notes;		   /* COMMAND INFO: the "notes" of its counted keys' spec */
-	unsigned id;			   /* index into per-thread command stats, set at start-up */
-	const struct command *parent;	   /* container of a subcommand, set at start-up */
+	const char *const
+		*tips; /* COMMAND INFO's tips (Redis 7.0's, lower case), NULL-terminated; NULL: none */
+	unsigned id;   /* index into per-thread command stats, set at start-up */
+	const struct command *parent; /* container of a subcommand, set at start-up */
 };
 
 #endif
