@@ -22,10 +22,6 @@
 #include "zarisd/script/script.h"
 #include "zarisd/server/client.h"
 
-#define ERR_SLOWEVAL "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-#define ERR_SLOWSCRIPT \
-	"BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
-
 static void syntax_error(struct client *c)
 {
 	reply_errorf(&c->out,
@@ -90,19 +86,7 @@ void cmd_function_flush(struct client *c)
 
 void cmd_function_kill(struct client *c)
 {
-	int r = script_kill(true);
-	if (r == -ENOENT)
-		reply_error(&c->out, "NOTBUSY No scripts in execution right now.");
-	else if (r == -EPERM)
-		reply_error(
-			&c->out,
-			"UNKILLABLE Sorry the script already executed write commands against the dataset. "
-			"You can either wait the script termination or kill the server in a hard way using "
-			"the SHUTDOWN NOSAVE command.");
-	else if (r == -EBUSY)
-		reply_error(&c->out, ERR_SLOWEVAL);
-	else
-		reply_ok(&c->out);
+	cmd_reply_script_kill(c, script_kill(true), true);
 }
 
 void cmd_function_list(struct client *c)
@@ -134,7 +118,7 @@ void cmd_function_list(struct client *c)
 void cmd_function_stats(struct client *c)
 {
 	if (script_any_busy() && !script_busy_is_function()) {
-		reply_error(&c->out, ERR_SLOWEVAL);
+		reply_error(&c->out, ERR_BUSY_SCRIPT);
 		return;
 	}
 	reply_map(&c->out, 2);

@@ -593,21 +593,7 @@ void cmd_script_flush(struct client *c)
 
 void cmd_script_kill(struct client *c)
 {
-	int r = script_kill(false);
-	if (r == -ENOENT)
-		reply_error(&c->out, "NOTBUSY No scripts in execution right now.");
-	else if (r == -EBUSY) /* only functions run: Redis's answer to SCRIPT KILL of one */
-		reply_error(&c->out,
-			    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-			    "SHUTDOWN NOSAVE.");
-	else if (r == -EPERM)
-		reply_error(
-			&c->out,
-			"UNKILLABLE Sorry the script already executed write commands against the dataset. "
-			"You can either wait the script termination or kill the server in a hard way using "
-			"the SHUTDOWN NOSAVE command.");
-	else
-		reply_ok(&c->out);
+	cmd_reply_script_kill(c, script_kill(false), false);
 }
 
 void cmd_script_debug(struct client *c)

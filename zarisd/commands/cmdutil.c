@@ -1,6 +1,7 @@
 /* cmdutil — see cmdutil.h. */
 #include "zarisd/commands/cmdutil.h"
 
+#include <errno.h>
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
@@ -178,4 +179,20 @@ bool client_name_is_valid(const char *p, size_t len)
 		if (p[i] < '!' || p[i] > '~')
 			return false;
 	return true;
+}
+
+void cmd_reply_script_kill(struct client *c, int r, bool function)
+{
+	if (r == -ENOENT)
+		reply_error(&c->out, "NOTBUSY No scripts in execution right now.");
+	else if (r == -EBUSY) /* the busy one is the other kind: Redis names its KILL */
+		reply_error(&c->out, function ? ERR_BUSY_SCRIPT : ERR_BUSY_FUNCTION);
+	else if (r == -EPERM)
+		reply_error(
+			&c->out,
+			"UNKILLABLE Sorry the script already executed write commands against the dataset. "
+			"You can either wait the script termination or kill the server in a hard way using "
+			"the SHUTDOWN NOSAVE command.");
+	else
+		reply_ok(&c->out);
 }

@@ -41,6 +41,11 @@ static inline const char *cmd_arg(const struct client *c, int i, size_t *len)
 	return c->argv[i].ptr;
 }
 
+/* SCRIPT KILL's (FUNCTION false) or FUNCTION KILL's reply to R, what
+ * script_kill() returned: OK, NOTBUSY, UNKILLABLE, or BUSY naming the
+ * other KILL when the busy script is of the other kind. */
+void cmd_reply_script_kill(struct client *c, int r, bool function);
+
 /* Whether argv[i] equals LIT, case-insensitively (option names). */
 bool cmd_arg_is(const struct client *c, int i, const char *lit);
 

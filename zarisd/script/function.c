@@ -271,19 +271,6 @@ out:
 
 /* --- the load sandbox -------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	uint32_t flag;
-} fn_flags[] = {
-	{ "no-writes", SCRIPT_FLAG_NO_WRITES },
-	{ "allow-oom", SCRIPT_FLAG_ALLOW_OOM },
-	{ "allow-stale", SCRIPT_FLAG_ALLOW_STALE },
-	{ "no-cluster", SCRIPT_FLAG_NO_CLUSTER },
-	{ "allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT },
-	{ "allow-undeclared-keys", SCRIPT_FLAG_ALLOW_UNDECLARED },
-};
-#define NFLAGS (sizeof(fn_flags) / sizeof(fn_flags[0]))
-
 static int raise_msg(lua_State *L, const char *msg)
 {
 	script_push_error(L, msg, strlen(msg));
@@ -313,9 +300,9 @@ static bool read_flags(lua_State *L, uint32_t *flags)
 		}
 		const char *s = lua_tostring(L, -1);
 		bool found = false;
-		for (size_t k = 0; k < NFLAGS && !found; k++)
-			if (!strcasecmp(fn_flags[k].name, s)) {
-				f |= fn_flags[k].flag;
+		for (size_t k = 0; k < SCRIPT_FLAG_NAMES && !found; k++)
+			if (!strcasecmp(script_flag_names[k].name, s)) {
+				f |= script_flag_names[k].flag;
 				found = true;
 			}
 		lua_pop(L, 1);
@@ -732,12 +719,12 @@ void function_registry_free(void)
 static void reply_flags(struct obuf *out, uint32_t flags)
 {
 	long n = 0;
-	for (size_t k = 0; k < NFLAGS; k++)
-		n += (flags & fn_flags[k].flag) != 0;
+	for (size_t k = 0; k < SCRIPT_FLAG_NAMES; k++)
+		n += (flags & script_flag_names[k].flag) != 0;
 	reply_set(out, n);
-	for (size_t k = 0; k < NFLAGS; k++)
-		if (flags & fn_flags[k].flag)
-			reply_simple(out, fn_flags[k].name);
+	for (size_t k = 0; k < SCRIPT_FLAG_NAMES; k++)
+		if (flags & script_flag_names[k].flag)
+			reply_simple(out, script_flag_names[k].name);
 }
 
 void function_reply_list(struct obuf *out, const char *pattern, size_t plen, bool withcode)

@@ -186,10 +186,7 @@ uint64_t script_all_locked_runs(void)
 
 /* --- shebang ------------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	uint32_t flag;
-} shebang_flags[] = {
+const struct script_flag_name script_flag_names[SCRIPT_FLAG_NAMES] = {
 	{ "no-writes", SCRIPT_FLAG_NO_WRITES },
 	{ "allow-oom", SCRIPT_FLAG_ALLOW_OOM },
 	{ "allow-stale", SCRIPT_FLAG_ALLOW_STALE },
@@ -208,10 +205,10 @@ static int parse_flag_list(const char *p, size_t len, uint32_t *flags, char *err
 		while (j < len && p[j] != ',')
 			j++;
 		bool known = false;
-		for (size_t f = 0; f < sizeof(shebang_flags) / sizeof(shebang_flags[0]); f++) {
-			if (strlen(shebang_flags[f].name) == j - i &&
-			    !memcmp(shebang_flags[f].name, p + i, j - i)) {
-				*flags |= shebang_flags[f].flag;
+		for (size_t f = 0; f < SCRIPT_FLAG_NAMES; f++) {
+			if (strlen(script_flag_names[f].name) == j - i &&
+			    !memcmp(script_flag_names[f].name, p + i, j - i)) {
+				*flags |= script_flag_names[f].flag;
 				known = true;
 			}
 		}

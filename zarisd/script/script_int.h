@@ -80,4 +80,13 @@ int script_nonexistent_global(struct lua_State *L);
  * environment, redis.register_function. */
 void function_engine_init(struct engine *e);
 
+/* The flags' names, as a shebang (registry.c) and register_function
+ * (function.c) take them, in Redis's order. */
+#define SCRIPT_FLAG_NAMES 6
+struct script_flag_name {
+	const char *name;
+	uint32_t flag; /* enum script_flag */
+};
+extern const struct script_flag_name script_flag_names[SCRIPT_FLAG_NAMES];
+
 #endif
