@@ -110,26 +110,7 @@ def unkillable(srv, res):
     res["busy"] = busy
     res["FUNCTION KILL"] = other.call("FUNCTION", "KILL").raw
     res["still busy"] = other.call("GET", "k").raw
-    other.send("SHUTDOWN", "NOSAVE")
-    res["shutdown nosave: reply, closed"] = other.recv_until_closed(WAIT)
-    res["function's client closed"] = runner.recv_until_closed(WAIT)[1]
-    try:
-        srv.proc.wait(WAIT)
-    except Exception:  # noqa: BLE001 -- a server still up is the result
-        pass
-    res["exit status"] = srv.proc.poll()
-    runner.close()
-    other.close()
-
-
-def guarded(srv, fn):
-    res = {}
-    try:
-        fn(srv, res)
-    except (OSError, ProtocolError, RuntimeError) as e:
-        diag("%s: %s: %s (server %s); log:\n%s" % (fn.__name__, type(e).__name__, e,
-                                                 "up" if srv.alive() else "gone", srv.log_tail(1500)))
-    return res
+    shutdown_nosave_while_busy(srv, runner, other, res, WAIT, "function's client")
 
 
 def compare(what, want, got):

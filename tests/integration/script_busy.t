@@ -143,31 +143,7 @@ def unkillable(srv, res):
     res["busy"] = busy
     res["script kill"] = other.call("SCRIPT", "KILL").raw
     res["still busy"] = other.call("GET", "k").raw
-    other.send("SHUTDOWN", "NOSAVE")
-    data, closed = other.recv_until_closed(WAIT)
-    res["shutdown nosave: reply, closed"] = (data, closed)
-    data, closed = runner.recv_until_closed(WAIT)
-    res["script's client closed"] = closed
-    try:
-        srv.proc.wait(WAIT)
-    except Exception:  # noqa: BLE001 -- a server still up is the result
-        pass
-    res["exit status"] = srv.proc.poll()
-    runner.close()
-    other.close()
-
-
-def guarded(srv, fn):
-    """The results of FN(SRV, results); those it had when a connection was
-    lost (the later checks then fail), with the server's state and the end
-    of its log as a diagnostic."""
-    res = {}
-    try:
-        fn(srv, res)
-    except (OSError, ProtocolError, RuntimeError) as e:
-        diag("%s: %s: %s (server %s); log:\n%s" % (fn.__name__, type(e).__name__, e,
-                                                 "up" if srv.alive() else "gone", srv.log_tail(1500)))
-    return res
+    shutdown_nosave_while_busy(srv, runner, other, res, WAIT)
 
 
 def shutdown_refused(srv, res):

@@ -42,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "todo", "require_eval", "worker_of", "client_on_other_worker", "clients_per_worker",
+    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "clients_per_worker",
     "connect_on_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
@@ -794,6 +794,35 @@ def start_blocked(srv, admin, expect_blocked, *cmd, setup=()):
 
 
 # ------------------------------------------------------------ scripting
+
+def guarded(srv, fn):
+    """The results of FN(SRV, results); those it had when a connection was
+    lost (the later checks then fail), with the server's state and the end
+    of its log as a diagnostic."""
+    res = {}
+    try:
+        fn(srv, res)
+    except (OSError, ProtocolError, RuntimeError) as e:
+        diag("%s: %s: %s (server %s); log:\n%s" % (fn.__name__, type(e).__name__, e,
+                                                 "up" if srv.alive() else "gone", srv.log_tail(1500)))
+    return res
+
+
+def shutdown_nosave_while_busy(srv, runner, other, res, wait, runner_name="script's client"):
+    """SHUTDOWN NOSAVE from OTHER while RUNNER's script is busy: into RES
+    the reply and whether OTHER's connection closed, whether RUNNER's did,
+    and the server's exit status (None while it is still up after WAIT)."""
+    other.send("SHUTDOWN", "NOSAVE")
+    res["shutdown nosave: reply, closed"] = other.recv_until_closed(wait)
+    res[runner_name + " closed"] = runner.recv_until_closed(wait)[1]
+    try:
+        srv.proc.wait(wait)
+    except Exception:  # noqa: BLE001 -- a server still up is the result
+        pass
+    res["exit status"] = srv.proc.poll()
+    runner.close()
+    other.close()
+
 
 def require_eval(srv):
     """Skips the whole test when SRV has no EVAL (unknown command); bails
