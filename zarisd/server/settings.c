@@ -171,6 +171,8 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_CLUSTER_ENABLED] = { ST_PLAIN_INT, OFF(cluster_enabled) },
 	[SCHEMA_ID_WRITE_LEASE] = { ST_PLAIN_INT, OFF(write_lease) },
 	[SCHEMA_ID_ALLOW_UNDECLARED_KEYS] = { ST_INT, OFF(allow_undeclared_keys) },
+	[SCHEMA_ID_META_MAX_LABELS] = { ST_INT, OFF(meta_max_labels) },
+	[SCHEMA_ID_META_MAX_LABEL_LENGTH] = { ST_INT, OFF(meta_max_label_length) },
 };
 #undef OFF
 

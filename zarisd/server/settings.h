@@ -130,6 +130,8 @@ struct settings {
 	int cluster_enabled;
 	int write_lease;		   /* writes only under a CLUSTER LEASE (server.h) */
 	_Atomic int allow_undeclared_keys; /* scripts may use undeclared keys, every shard locked */
+	_Atomic int meta_max_labels;	   /* labels per key's metadata */
+	_Atomic int meta_max_label_length; /* bytes of a label, entity, content-type */
 
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing

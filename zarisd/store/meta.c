@@ -39,7 +39,8 @@ struct meta_index {
 static bool labels_seen(const struct store_meta_fields *f, unsigned i)
 {
 	for (unsigned j = 0; j < i; j++)
-		if (f->label_lens[j] == f->label_lens[i] && !memcmp(f->labels[j], f->labels[i], f->label_lens[i]))
+		if (f->label_lens[j] == f->label_lens[i] &&
+		    !memcmp(f->labels[j], f->labels[i], f->label_lens[i]))
 			return true;
 	return false;
 }
@@ -193,7 +194,8 @@ static struct strtab *keys_of_node(const struct strtab_node *n)
 }
 
 /* The key table of NAME in D's index of KIND, or NULL. */
-static struct strtab *index_keys(const struct dict *d, enum store_meta_kind kind, const char *name, size_t nlen)
+static struct strtab *index_keys(const struct dict *d, enum store_meta_kind kind, const char *name,
+				 size_t nlen)
 {
 	if (!d->mx)
 		return NULL;
@@ -201,8 +203,8 @@ static struct strtab *index_keys(const struct dict *d, enum store_meta_kind kind
 	return n ? keys_of_node(n) : NULL;
 }
 
-static void index_add(struct dict *d, enum store_meta_kind kind, const char *name, size_t nlen, const char *key,
-		      size_t klen)
+static void index_add(struct dict *d, enum store_meta_kind kind, const char *name, size_t nlen,
+		      const char *key, size_t klen)
 {
 	if (!d->mx) {
 		d->mx = zr_malloc(sizeof(*d->mx));
@@ -224,8 +226,8 @@ static void index_add(struct dict *d, enum store_meta_kind kind, const char *nam
 	(void)r;
 }
 
-static void index_del(struct dict *d, enum store_meta_kind kind, const char *name, size_t nlen, const char *key,
-		      size_t klen)
+static void index_del(struct dict *d, enum store_meta_kind kind, const char *name, size_t nlen,
+		      const char *key, size_t klen)
 {
 	struct strtab *t = index_keys(d, kind, name, nlen);
 	assert(t);

@@ -396,8 +396,8 @@ static char *string_resize(struct store *s, unsigned db, struct entry **ep, size
 	struct dict *d = &shd->db[db];
 	store_snap_touch(s, shd, db, e);
 	size_t klen = entry_klen_raw(e), oldlen = entry_vlen_raw(e);
-	struct entry_shape sh =
-		entry_shape_of_md(STORE_TYPE_STRING, entry_has_ttl(e), entry_has_meta_raw(e), klen, newlen, raw);
+	struct entry_shape sh = entry_shape_of_md(STORE_TYPE_STRING, entry_has_ttl(e), entry_has_meta_raw(e),
+						  klen, newlen, raw);
 	if (sh.meta != (e->meta & ~ENTRY_LRU_MASK)) {
 		/* The length field changes size (or the raw mark): key and value move. */
 		e = reshape(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, newlen, raw);
