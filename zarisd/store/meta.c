@@ -181,6 +181,22 @@ const char *entry_meta_ctype(const struct entry *e, size_t *len)
 	return m->data + m->elen;
 }
 
+void entry_meta_fields(const struct entry *e, struct store_meta_fields *f, const char **labels, size_t *lens)
+{
+	memset(f, 0, sizeof(*f));
+	const struct store_meta *m = meta_of(e);
+	if (!m)
+		return;
+	size_t at = labels_off(m);
+	for (unsigned j = 0; j < m->nlabels; j++)
+		labels[j] = label_at(m, &at, &lens[j]);
+	f->nlabels = m->nlabels;
+	f->labels = labels;
+	f->label_lens = lens;
+	f->entity = entry_meta_entity(e, &f->entity_len);
+	f->ctype = entry_meta_ctype(e, &f->ctype_len);
+}
+
 /* --- the index ---------------------------------------------------------------- */
 
 static struct strtab *keys_of_node(const struct strtab_node *n)

@@ -202,6 +202,10 @@ unsigned entry_meta_nlabels(const struct entry *e);
 const char *entry_meta_label(const struct entry *e, unsigned i, size_t *len);
 const char *entry_meta_entity(const struct entry *e, size_t *len);
 const char *entry_meta_ctype(const struct entry *e, size_t *len);
+/* Fills F with E's metadata (nothing when it has none), the labels into
+ * LABELS / LENS, which hold entry_meta_nlabels(E) each; borrowed as for
+ * entry_meta_label. */
+void entry_meta_fields(const struct entry *e, struct store_meta_fields *f, const char **labels, size_t *lens);
 /* Whether E carries label L. */
 bool entry_meta_has_label(const struct entry *e, const char *l, size_t llen);
 
