@@ -7,11 +7,11 @@
  *   off 16  uint32_t meta          lru:23 | md:1 | type:3 | ttl:1 | kcls:2 | vcls:2
  *   off 20  [uint32_t vidx]        only with ttl: index in the dict's volatile array
  *   off 24  [int64_t expire_ms]    only with ttl: absolute unix ms
- *   then    [struct store_meta *]  only with md: the metadata (labels,
- *                                  entity, content-type; store/meta.h)
  *   then    klen                   1/2/4/8 bytes (kcls)
  *   then    vlen                   1/2/4/8 bytes (vcls), strings only
  *   then    key bytes, then value bytes (string) or a void * (other types)
+ *   then    [struct store_meta *]  only with md: the metadata (labels,
+ *                                  entity, content-type; store/meta.h)
  *
  * So a string without TTL costs 22 bytes of header for keys < 256 bytes and
  * values < 256 bytes (a 10-byte key with a 100-byte value is 132 bytes: the
@@ -26,6 +26,16 @@
  * (minutes << 8 | counter:8) with 15 bits of minutes (wrapping after 22
  * days, Redis's 16 after 45): the 24th bit is the metadata flag, so that
  * an entry without metadata costs no byte more (evict.c).
+ *
+ * The metadata pointer sits after the value, not beside the TTL area, so
+ * that no offset a lookup or a read computes (lengths, key, value) depends
+ * on it: measured with callgrind on 100,000 SETs and 400,000 GET/SETs, the
+ * pointer before the lengths cost 7 instructions per GET and 25 per SET
+ * for entries without metadata; after the value, GET costs nothing more
+ * and SET a bit test. Writers that change the value's length or position
+ * (string_resize, rewrite_in_place in ops.c) read the pointer first and
+ * put it back after the value (entry_set_meta_ptr_raw needs the header's
+ * lengths written).
  */
 #ifndef ZR_STORE_ENTRY_LAYOUT_H
 #define ZR_STORE_ENTRY_LAYOUT_H
@@ -160,32 +170,10 @@ static inline void entry_set_ttl_raw(struct entry *e, int64_t ms)
 	memcpy(e->body + 4, &ms, 8);
 }
 
-/* Offset of the metadata pointer (after the optional TTL area). */
-static inline size_t entry_meta_off(uint32_t meta)
-{
-	return ENTRY_FIXED + ((meta & ENTRY_TTL_BIT) ? ENTRY_TTL_AREA : 0);
-}
-
-/* Offset of the length fields (after the optional TTL and metadata areas). */
+/* Offset of the length fields (after the optional TTL area). */
 static inline size_t entry_lens_off(uint32_t meta)
 {
-	return entry_meta_off(meta) + ((meta & ENTRY_META_BIT) ? ENTRY_META_AREA : 0);
-}
-
-struct store_meta;
-
-/* The metadata block of an entry with the md bit (may be NULL while a
- * write moves it to a new block). */
-static inline struct store_meta *entry_meta_ptr_raw(const struct entry *e)
-{
-	struct store_meta *m;
-	memcpy(&m, (const char *)e + entry_meta_off(e->meta), sizeof(m));
-	return m;
-}
-
-static inline void entry_set_meta_ptr_raw(struct entry *e, struct store_meta *m)
-{
-	memcpy((char *)e + entry_meta_off(e->meta), &m, sizeof(m));
+	return ENTRY_FIXED + ((meta & ENTRY_TTL_BIT) ? ENTRY_TTL_AREA : 0);
 }
 
 /* Where a layout puts key and value, and its total size. */
@@ -215,12 +203,12 @@ static inline struct entry_shape entry_shape_of_md(unsigned type, bool ttl, bool
 		vc++;
 	sh.meta = (type << ENTRY_TYPE_SHIFT) | (ttl ? ENTRY_TTL_BIT : 0) | (md ? ENTRY_META_BIT : 0) |
 		  (kc << ENTRY_KCLS_SHIFT) | (vc << ENTRY_VCLS_SHIFT);
-	size_t off = ENTRY_FIXED + (ttl ? ENTRY_TTL_AREA : 0) + (md ? ENTRY_META_AREA : 0) + (1u << kc);
+	size_t off = ENTRY_FIXED + (ttl ? ENTRY_TTL_AREA : 0) + (1u << kc);
 	if (type == STORE_TYPE_STRING)
 		off += 1u << vc;
 	sh.koff = off;
 	sh.voff = off + klen;
-	sh.size = sh.voff + (type == STORE_TYPE_STRING ? vlen : sizeof(void *));
+	sh.size = sh.voff + (type == STORE_TYPE_STRING ? vlen : sizeof(void *)) + (md ? ENTRY_META_AREA : 0);
 	return sh;
 }
 
@@ -291,6 +279,31 @@ static inline void *entry_obj_raw(const struct entry *e)
 	void *p;
 	memcpy(&p, entry_val_raw(e), sizeof(p));
 	return p;
+}
+
+struct store_meta;
+
+/* Offset of the metadata pointer of an entry with the md bit: right after
+ * the value (or the object pointer). */
+static inline size_t entry_meta_off(const struct entry *e)
+{
+	return entry_koff(e) + entry_klen_raw(e) +
+	       (entry_type_raw(e) == STORE_TYPE_STRING ? entry_vlen_raw(e) : sizeof(void *));
+}
+
+/* The metadata block of an entry with the md bit (NULL while a write hands
+ * it on to a new block). */
+static inline struct store_meta *entry_meta_ptr_raw(const struct entry *e)
+{
+	struct store_meta *m;
+	memcpy(&m, (const char *)e + entry_meta_off(e), sizeof(m));
+	return m;
+}
+
+/* Needs E's header (md bit, lengths) as the entry will have it. */
+static inline void entry_set_meta_ptr_raw(struct entry *e, struct store_meta *m)
+{
+	memcpy((char *)e + entry_meta_off(e), &m, sizeof(m));
 }
 
 /* Whether E holds exactly KEY. */

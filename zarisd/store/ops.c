@@ -164,8 +164,8 @@ static void rewrite_in_place(struct store *s, struct dict *d, struct entry *old,
 	if (old_ttl && !has_ttl)
 		dict_vol_del(d, old);
 	free_value(s, old);
-	/* the metadata stays (a value rewrite keeps it); its pointer may move
-	 * with the TTL area */
+	/* the metadata stays (a value rewrite keeps it); its pointer follows
+	 * the value, which may change length */
 	struct store_meta *m = entry_has_meta_raw(old) ? entry_meta_ptr_raw(old) : NULL;
 	size_t okoff = entry_koff(old);
 	if (okoff != sh->koff)
@@ -398,6 +398,9 @@ static char *string_resize(struct store *s, unsigned db, struct entry **ep, size
 	size_t klen = entry_klen_raw(e), oldlen = entry_vlen_raw(e);
 	struct entry_shape sh = entry_shape_of_md(STORE_TYPE_STRING, entry_has_ttl(e), entry_has_meta_raw(e),
 						  klen, newlen, raw);
+	/* the metadata pointer follows the value: read before the block
+	 * changes, put back after the new length (entry_layout.h) */
+	struct store_meta *m = entry_has_meta_raw(e) ? entry_meta_ptr_raw(e) : NULL;
 	if (sh.meta != (e->meta & ~ENTRY_LRU_MASK)) {
 		/* The length field changes size (or the raw mark): key and value move. */
 		e = reshape(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, newlen, raw);
@@ -421,6 +424,8 @@ static char *string_resize(struct store *s, unsigned db, struct entry **ep, size
 		if (newlen > oldlen)
 			memset((char *)e + sh.voff + oldlen, 0, newlen - oldlen);
 		entry_write_header(e, &sh, entry_lru_raw(e), klen, newlen);
+		if (m)
+			entry_set_meta_ptr_raw(e, m);
 	}
 	e->version = shard_next_version(s, shd);
 	*ep = e;
