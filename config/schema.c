@@ -545,6 +545,19 @@ const struct schema_entry schema_table[] = {
 				       .max = LONG_MAX,
 				       .alias_of = "busy-reply-threshold",
 				       .help = "alias of busy-reply-threshold" },
+	[SCHEMA_ID_META_MAX_LABELS] = { .name = "meta-max-labels",
+					.type = SCHEMA_INT,
+					.min = 1,
+					.max = 1024,
+					.def = "32",
+					.help = "most labels one key's metadata may carry (METAPUT, METASET)" },
+	[SCHEMA_ID_META_MAX_LABEL_LENGTH] = { .name = "meta-max-label-length",
+					      .type = SCHEMA_INT,
+					      .min = 1,
+					      .max = 65536,
+					      .def = "256",
+					      .help = "longest label, entity or content-type of a key's metadata, "
+						      "in bytes" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */

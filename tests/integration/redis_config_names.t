@@ -37,7 +37,8 @@ EXCLUDED = {
     "client-output-buffer-limit": "zarisd limits normal clients by default (an appliance)",
 }
 ZARISD_OWN = ["threads", "cores", "io-backend", "shard-bits", "replica-ack", "replica-ack-timeout",
-              "write-lease", "allow-undeclared-keys"]  # not Redis's: left out of GET *
+              "write-lease", "allow-undeclared-keys", "meta-max-labels",
+              "meta-max-label-length"]  # not Redis's: left out of GET *
 HIDDEN = ["watchdog-period", "use-exit-on-panic", "rdb-key-save-delay", "key-load-delay",
           "loading-process-events-interval-bytes"]
 

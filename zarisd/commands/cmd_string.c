@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "zarisd/server/client.h"
+#include "zarisd/commands/cmd_meta.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
@@ -145,11 +146,20 @@ static const struct ext_opt {
 };
 
 /* parseExtendedStringArgumentsOrReply: options from argv[FIRST]. Sets *FLAGS
- * and *EXPIRE_ARG (index of the expiry value, 0 = none). false after
- * replying a syntax error. */
-static bool parse_ext_opts(struct client *c, int first, bool is_set, unsigned *flags, int *expire_arg)
+ * and *EXPIRE_ARG (index of the expiry value, 0 = none); with MA (METAPUT)
+ * the metadata options too (cmd_meta.h). false after replying a syntax
+ * error. */
+static bool parse_ext_opts_meta(struct client *c, int first, bool is_set, unsigned *flags, int *expire_arg,
+				struct meta_args *ma)
 {
 	for (int j = first; j < c->argc; j++) {
+		if (ma) {
+			int r = meta_opt_parse(c, &j, ma);
+			if (r < 0)
+				return false;
+			if (r > 0)
+				continue;
+		}
 		const struct ext_opt *o = NULL;
 		for (size_t k = 0; k < sizeof(ext_opts) / sizeof(ext_opts[0]); k++) {
 			if (cmd_opt_is(c, j, ext_opts[k].name)) {
@@ -167,6 +177,11 @@ static bool parse_ext_opts(struct client *c, int first, bool is_set, unsigned *f
 			*expire_arg = ++j;
 	}
 	return true;
+}
+
+static bool parse_ext_opts(struct client *c, int first, bool is_set, unsigned *flags, int *expire_arg)
+{
+	return parse_ext_opts_meta(c, first, is_set, flags, expire_arg, NULL);
 }
 
 /* getExpireMillisecondsOrReply: argv[ARGI] as an absolute unix time in ms.
@@ -201,8 +216,10 @@ enum set_reply {
 };
 
 /* setGenericCommand: sets argv[1] to argv[VALI] under FLAGS, with the expiry
- * in argv[EXPI] (0 = none). */
-static void set_generic(struct client *c, unsigned flags, int vali, int expi, enum set_reply kind)
+ * in argv[EXPI] (0 = none); with MA (METAPUT) the key's metadata becomes
+ * what MA says (a plain SET keeps the metadata a key has: store.h). */
+static void set_generic_meta(struct client *c, unsigned flags, int vali, int expi, enum set_reply kind,
+			     const struct meta_args *ma)
 {
 	int64_t at = -1;
 	if (expi && !expire_ms_or_reply(c, expi, flags, &at))
@@ -228,9 +245,23 @@ static void set_generic(struct client *c, unsigned flags, int vali, int expi, en
 		return;
 	}
 
+	struct store_meta_fields mf;
+	if (ma && !meta_fields_merge(c, NULL, true, ma, &mf))
+		return; /* not reached: METAPUT's counts were checked as it parsed them */
 	int sflags = (found && (flags & SET_KEEPTTL)) ? STORE_SET_KEEPTTL : 0;
+	struct entry *ne = NULL;
 	int rc = store_set_string_locked(c->srv->store, c->db, c->argv[1].ptr, c->argv[1].len,
-					 c->argv[vali].ptr, c->argv[vali].len, at, sflags, NULL);
+					 c->argv[vali].ptr, c->argv[vali].len, at, sflags, &ne);
+	if (ma) {
+		/* the value and its metadata under one lock: no client sees one
+		 * without the other; on -ENOMEM here the value is set and the
+		 * reply says OOM */
+		if (rc == 0)
+			rc = store_meta_set_locked(c->srv->store, c->db, &ne, &mf);
+		meta_fields_free(&mf);
+		if (rc == 0)
+			store_thread_changes_are(1);
+	}
 	if (rc == 0) {
 		notify_arg(c, NOTIFY_STRING, "set", 1);
 		if (expi)
@@ -244,6 +275,24 @@ static void set_generic(struct client *c, unsigned flags, int vali, int expi, en
 		reply_long(&c->out, 1);
 	else
 		reply_ok(&c->out);
+}
+
+static void set_generic(struct client *c, unsigned flags, int vali, int expi, enum set_reply kind)
+{
+	set_generic_meta(c, flags, vali, expi, kind, NULL);
+}
+
+/* METAPUT key value [LABELS n l ...] [ENTITY e] [CONTENTTYPE t] [NX|XX]
+ *   [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]: SET with the key's metadata
+ * replaced by the one given (none given: the key ends with none). */
+void cmd_metaput(struct client *c)
+{
+	unsigned flags = 0;
+	int expi = 0;
+	struct meta_args ma = { .allow_edit = false };
+	if (!parse_ext_opts_meta(c, 3, true, &flags, &expi, &ma))
+		return;
+	set_generic_meta(c, flags, 2, expi, SET_REPLY_OK, &ma);
 }
 
 void cmd_set(struct client *c)

@@ -19,7 +19,10 @@ struct client;
 	X(cmd_setnx) X(cmd_setex) X(cmd_psetex) X(cmd_getset) X(cmd_getdel) X(cmd_getex) X(cmd_mget)   \
 		X(cmd_mset) X(cmd_msetnx) X(cmd_incr) X(cmd_decr) X(cmd_incrby) X(cmd_decrby)          \
 			X(cmd_incrbyfloat) X(cmd_append) X(cmd_strlen) X(cmd_getrange) X(cmd_setrange) \
-				X(cmd_substr) X(cmd_lcs)
+				X(cmd_substr) X(cmd_lcs) X(cmd_metaput)
+
+/* cmd_meta.c */
+#define META_HANDLERS(X) X(cmd_metaset) X(cmd_metaget) X(cmd_metascan) X(cmd_metainvalidate)
 
 /* cmd_keys.c */
 #define KEYS_HANDLERS(X)                                                                                   \
@@ -140,6 +143,7 @@ PERSIST_HANDLERS(HANDLER)
 REPL_HANDLERS(HANDLER)
 CLUSTER_HANDLERS(HANDLER)
 SCRIPT_HANDLERS(HANDLER)
+META_HANDLERS(HANDLER)
 
 #undef HANDLER
 

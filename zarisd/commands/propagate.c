@@ -9,6 +9,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
+#include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/journal/format.h"
 #include "zarisd/journal/stream.h"
@@ -106,6 +107,42 @@ static int effect_emit(int argc, const char *const *argv, const size_t *lens, vo
 	return 0;
 }
 
+/* METASET KEY CLEAR LABELS n ... [ENTITY e] [CONTENTTYPE t]: E's metadata,
+ * which the DEL of an effect dropped. */
+static void encode_meta_effect(const struct entry *e, const char *key, size_t klen, struct effect_ctx *ec)
+{
+	unsigned n = entry_meta_nlabels(e);
+	int argc = 0, cap = (int)n + 9;
+	const char **argv = zr_malloc((size_t)cap * sizeof(*argv));
+	size_t *lens = zr_malloc((size_t)cap * sizeof(*lens));
+	char num[24];
+#define ARG(p, l) (argv[argc] = (p), lens[argc++] = (l))
+	ARG("METASET", 7);
+	ARG(key, klen);
+	ARG("CLEAR", 5);
+	ARG("LABELS", 6);
+	ARG(num, zr_ll_to_str(num, (long long)n));
+	for (unsigned i = 0; i < n; i++) {
+		size_t l;
+		const char *p = entry_meta_label(e, i, &l);
+		ARG(p, l);
+	}
+	size_t l;
+	const char *p;
+	if ((p = entry_meta_entity(e, &l))) {
+		ARG("ENTITY", 6);
+		ARG(p, l);
+	}
+	if ((p = entry_meta_ctype(e, &l))) {
+		ARG("CONTENTTYPE", 11);
+		ARG(p, l);
+	}
+#undef ARG
+	effect_emit(argc, argv, lens, ec);
+	zr_free(argv);
+	zr_free(lens);
+}
+
 /* Encodes the state of KEY after the command as commands (DEL, then the
  * rebuild, then its TTL): for commands whose outcome is random. */
 static unsigned encode_effect(struct client *c, const char *key, size_t klen)
@@ -138,6 +175,8 @@ static unsigned encode_effect(struct client *c, const char *key, size_t klen)
 		size_t pl[3] = { 9, klen, n };
 		effect_emit(3, px, pl, &ec);
 	}
+	if (entry_has_meta(e))
+		encode_meta_effect(e, key, klen, &ec);
 	return ec.n;
 }
 

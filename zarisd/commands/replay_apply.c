@@ -350,6 +350,8 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 				: NULL;
 	if (en && e->expire >= 0)
 		store_set_expire_locked(s, e->db, &en, e->expire);
+	if (en && load_entry_meta_locked(s, e, &en) < 0)
+		en = NULL;
 	if (en)
 		store_entry_set_version_locked(s, en, e->version);
 	store_unlock(s, shard);

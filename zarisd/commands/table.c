@@ -225,6 +225,12 @@ static struct command command_rows[] = {
 	ROW("getset", 3, W | M | F, 1, 1, 1, cmd_getset, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value."),
 	ROW("getdel", 2, W | F, 1, 1, 1, cmd_getdel, "string", "6.2.0", "Returns the string value of a key after deleting the key."),
 	ROW("getex", -2, W | F, 1, 1, 1, cmd_getex, "string", "6.2.0", "Returns the string value of a key after setting its expiration time."),
+	/* --- zarisd's per-key metadata (cmd_string.c: metaput; cmd_meta.c) --- */
+	ROW("metaput", -3, W | M, 1, 1, 1, cmd_metaput, "string", "0.1.0", "Sets the string value of a key together with its metadata (LABELS numlabels label ..., ENTITY, CONTENTTYPE), with SET's NX|XX, GET and EX|PX|EXAT|PXAT|KEEPTTL options; the metadata given replaces the key's."),
+	ROW("metaset", -3, W | M | F, 1, 1, 1, cmd_metaset, "generic", "0.1.0", "Sets or changes the metadata of an existing key of any type: CLEAR, LABELS/ADDLABELS/REMLABELS numlabels label ..., ENTITY, CONTENTTYPE (\"\" removes). Replies 1, or 0 when the key does not exist."),
+	ROW("metaget", 2, R | F, 1, 1, 1, cmd_metaget, "generic", "0.1.0", "Returns the metadata of a key: labels, entity, content-type, expire-at-ms and version, as a map (RESP2: a flat array); null when the key does not exist."),
+	ROW("metascan", -4, R | WD, 0, 0, 0, cmd_metascan, "generic", "0.1.0", "Iterates over the keys carrying a label (LABEL label) or an entity (ENTITY entity), with SCAN's cursor, COUNT and MATCH."),
+	ROW("metainvalidate", -2, W | WD | NS, 0, 0, 0, cmd_metainvalidate, "generic", "0.1.0", "Deletes every key of the database carrying a label (and, with ENTITY, that entity), atomically on this node, and returns how many; each sends del and invalidated keyspace events."),
 	ROW("mget", -2, R | F, 1, -1, 1, cmd_mget, "string", "1.0.0", "Atomically returns the string values of one or more keys."),
 	ROW("mset", -3, W | M, 1, -1, 2, cmd_mset, "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys."),
 	ROW("msetnx", -3, W | M, 1, -1, 2, cmd_msetnx, "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist."),

@@ -6,6 +6,7 @@
 
 #include "zarisd/core/mem.h"
 #include "zarisd/core/crc32c.h"
+#include "zarisd/store/store.h"
 
 void jbuf_init(struct jbuf *b)
 {
@@ -416,4 +417,51 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 	out->vers.end = r.p;
 	out->tail = r;
 	return jr_tail_ok(r);
+}
+
+void jr_meta_put(struct jbuf *b, const struct store_meta_fields *f)
+{
+	struct jbuf v;
+	jbuf_init(&v);
+	jbuf_varint(&v, f->nlabels);
+	for (unsigned i = 0; i < f->nlabels; i++)
+		jbuf_bytes(&v, f->labels[i], f->label_lens[i]);
+	jbuf_varint(&v, (f->entity ? JR_META_ENTITY : 0) | (f->ctype ? JR_META_CTYPE : 0));
+	if (f->entity)
+		jbuf_bytes(&v, f->entity, f->entity_len);
+	if (f->ctype)
+		jbuf_bytes(&v, f->ctype, f->ctype_len);
+	jr_tail_put(b, JR_TAIL_META, v.p, v.len);
+	jbuf_free(&v);
+}
+
+int jr_meta_get(struct jreader tail, struct store_meta_fields *f, const char **labels, size_t *lens)
+{
+	uint64_t type;
+	const char *p;
+	size_t n;
+	int r;
+	memset(f, 0, sizeof(*f));
+	while ((r = jr_tail_next(&tail, &type, &p, &n)) == 1) {
+		if (type != JR_TAIL_META)
+			continue;
+		struct jreader v = { (const unsigned char *)p, (const unsigned char *)p + n };
+		uint64_t count, flags;
+		if (!jrd_varint(&v, &count) || count > JR_META_MAX_LABELS)
+			return -EINVAL;
+		for (uint64_t i = 0; i < count; i++)
+			if (!jrd_bytes(&v, &labels[i], &lens[i]) || !lens[i])
+				return -EINVAL;
+		if (!jrd_varint(&v, &flags))
+			return -EINVAL;
+		if ((flags & JR_META_ENTITY) && !jrd_bytes(&v, &f->entity, &f->entity_len))
+			return -EINVAL;
+		if ((flags & JR_META_CTYPE) && !jrd_bytes(&v, &f->ctype, &f->ctype_len))
+			return -EINVAL;
+		f->nlabels = (unsigned)count;
+		f->labels = labels;
+		f->label_lens = lens;
+		return 1;
+	}
+	return r < 0 ? -EINVAL : 0;
 }

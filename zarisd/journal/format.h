@@ -74,6 +74,16 @@ enum jr_kind {
  * count (key, version) pairs as in the versions list. */
 #define JR_TAIL_DB_VERSIONS 1
 
+/* Tail field of JR_SNAP_STR and JR_SNAP_OBJ: the key's metadata (labels,
+ * entity, content-type; store.h store_meta_fields): varint label count,
+ * each label (varint length, bytes), varint flags (JR_META_ENTITY,
+ * JR_META_CTYPE), then the entity and the content-type when flagged.
+ * Absent: the key has none (every file written before metadata existed). */
+#define JR_TAIL_META 1
+#define JR_META_ENTITY 0x1
+#define JR_META_CTYPE 0x2
+#define JR_META_MAX_LABELS 1024 /* the most a reader takes (meta-max-labels' maximum) */
+
 #define JR_SEG_FRESH 0x1 /* first segment after appendonly was turned on: no base before it */
 
 /* A growable byte buffer the encoder appends to. */
@@ -212,5 +222,14 @@ struct jr_snap_entry {
 /* Parses a snapshot entry payload (kind byte included): every field, each
  * command's lengths and the tail checked; false when malformed. */
 bool jr_parse_snap_entry(const unsigned char *payload, size_t plen, struct jr_snap_entry *out);
+
+struct store_meta_fields;
+/* Appends F as a JR_TAIL_META field to the snapshot entry being built. */
+void jr_meta_put(struct jbuf *b, const struct store_meta_fields *f);
+/* Reads the JR_TAIL_META field of TAIL (a copy of a snapshot entry's tail
+ * reader) into F, its labels into LABELS / LENS (JR_META_MAX_LABELS each),
+ * all borrowed from the payload: 1 when found, 0 when the entry has none,
+ * -EINVAL when it is malformed. */
+int jr_meta_get(struct jreader tail, struct store_meta_fields *f, const char **labels, size_t *lens);
 
 #endif

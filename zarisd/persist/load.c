@@ -127,6 +127,17 @@ struct snap_load {
 	char err[256];
 };
 
+int load_entry_meta_locked(struct store *s, const struct jr_snap_entry *k, struct entry **e)
+{
+	const char *labels[JR_META_MAX_LABELS];
+	size_t lens[JR_META_MAX_LABELS];
+	struct store_meta_fields f;
+	int r = jr_meta_get(k->tail, &f, labels, lens);
+	if (r <= 0)
+		return r;
+	return store_meta_set_locked(s, k->db, e, &f);
+}
+
 static void *snap_load_range(void *arg)
 {
 	struct snap_load *sl = arg;
@@ -160,6 +171,8 @@ static void *snap_load_range(void *arg)
 			struct entry *e = NULL;
 			if (store_set_string_locked(s, k.db, k.key, k.klen, k.val, k.vlen, k.expire, 0, &e) <
 			    0)
+				e = NULL;
+			if (e && load_entry_meta_locked(s, &k, &e) < 0)
 				e = NULL;
 			if (e)
 				store_entry_set_version_locked(s, e, k.version);

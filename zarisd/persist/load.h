@@ -54,6 +54,14 @@ struct load_apply {
 	 * (commands/replay_apply.h replay_applied_fn; a replica's link) */
 	void (*set_hook)(void *applier, void (*fn)(void *ctx, const struct jr_cmd *rec), void *ctx);
 };
+struct entry;
+struct jr_snap_entry;
+/* Gives the entry *E just restored from snapshot entry K the metadata
+ * K's tail carries (JR_TAIL_META), if any; *E may move. 0, or -EINVAL
+ * (a malformed field) / -ENOMEM. The key's shard lock held. Any loader
+ * thread (the non-string applier, commands/replay_apply.c, too). */
+int load_entry_meta_locked(struct store *s, const struct jr_snap_entry *k, struct entry **e);
+
 /* The table load_set_apply was given (a replica's link applies with it). */
 const struct load_apply *load_get_apply(void);
 

@@ -62,6 +62,25 @@ static void put_u32_at(unsigned char *p, uint32_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* The JR_TAIL_META field of E, when it has metadata. */
+static void put_meta(struct jbuf *b, const struct entry *e)
+{
+	if (!entry_has_meta(e))
+		return;
+	unsigned n = entry_meta_nlabels(e);
+	const char *small[16];
+	size_t small_lens[16];
+	const char **labels = n <= 16 ? small : zr_malloc(n * sizeof(*labels));
+	size_t *lens = n <= 16 ? small_lens : zr_malloc(n * sizeof(*lens));
+	struct store_meta_fields f;
+	entry_meta_fields(e, &f, labels, lens);
+	jr_meta_put(b, &f);
+	if (labels != small) {
+		zr_free(labels);
+		zr_free(lens);
+	}
+}
+
 static void emit_entry(unsigned db, const struct entry *e, void *arg)
 {
 	struct snap_ctx *sc = arg;
@@ -77,6 +96,7 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 		jbuf_u64(&sc->buf, entry_version(e));
 		jbuf_bytes(&sc->buf, key, klen);
 		jbuf_bytes(&sc->buf, v, vlen);
+		put_meta(&sc->buf, e);
 		jr_frame_end(&sc->buf, off);
 	} else {
 		const struct store_type_ops *ops = store_type_ops_of(sc->s, t);
@@ -95,6 +115,7 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 		sc->ncmds = 0;
 		ops->rewrite(entry_obj(e), key, klen, emit_cmd, sc);
 		put_u32_at(sc->buf.p + count_at, sc->ncmds);
+		put_meta(&sc->buf, e);
 		jr_frame_end(&sc->buf, off);
 	}
 	sc->keys++;

@@ -173,6 +173,8 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_ALLOW_UNDECLARED_KEYS] = { ST_INT, OFF(allow_undeclared_keys) },
 	[SCHEMA_ID_BUSY_REPLY_THRESHOLD] = { ST_LL, OFF(busy_reply_threshold) },
 	[SCHEMA_ID_LUA_TIME_LIMIT] = { ST_LL, OFF(busy_reply_threshold) },
+	[SCHEMA_ID_META_MAX_LABELS] = { ST_INT, OFF(meta_max_labels) },
+	[SCHEMA_ID_META_MAX_LABEL_LENGTH] = { ST_INT, OFF(meta_max_label_length) },
 };
 #undef OFF
 

@@ -131,6 +131,8 @@ struct settings {
 	int write_lease;			/* writes only under a CLUSTER LEASE (server.h) */
 	_Atomic int allow_undeclared_keys;	/* scripts may use undeclared keys, every shard locked */
 	_Atomic long long busy_reply_threshold; /* ms (lua-time-limit is its alias) */
+	_Atomic int meta_max_labels;		/* labels per key's metadata */
+	_Atomic int meta_max_label_length;	/* bytes of a label, entity, content-type */
 
 	/* --- Redis's other settings (settings.c, SF_REDIS rows): CONFIG SET
 	 * checks and takes them as Redis does, CONFIG GET shows them; nothing

@@ -61,6 +61,9 @@ struct dict {
 	 * last, so an empty dict holds no memory. Moves with the keys on
 	 * SWAPDB. */
 	uint64_t *slots;
+	/* label and entity indexes of the entries with metadata (store/meta.h),
+	 * NULL until the first; moves with the keys on SWAPDB */
+	struct meta_index *mx;
 };
 
 static inline uint64_t dict_keys(const struct dict *d)

@@ -4,6 +4,7 @@
 
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/store/meta.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -65,6 +66,8 @@ size_t entry_memory(const struct store *s, const struct entry *e)
 {
 	/* The block plus its bucket slot (the table's share per key). */
 	size_t n = zr_usable(e) + sizeof(struct entry *);
+	if (entry_has_meta_raw(e))
+		n += meta_bytes(entry_meta_ptr_raw(e));
 	unsigned t = entry_type_raw(e);
 	if (t != STORE_TYPE_STRING && s->ops[t] && s->ops[t]->memory)
 		n += s->ops[t]->memory(entry_obj_raw(e));

@@ -9,8 +9,9 @@
  * the best candidate that still exists. The pool holds key copies, never
  * entry pointers: an entry is only valid under its shard lock.
  *
- * LRU field: seconds of the store clock, 24 bits (Redis's LRU_CLOCK,
- * resolution 1 s). LFU field: minutes:16 << 8 | counter:8, with Redis's
+ * LRU field: seconds of the store clock, 23 bits (Redis's LRU_CLOCK has
+ * 24, resolution 1 s; the 24th is the entry's metadata flag). LFU field:
+ * minutes:15 << 8 | counter:8 (Redis: 16 bits of minutes), with Redis's
  * logarithmic increment (lfu-log-factor) and decay (lfu-decay-time).
  */
 #include <errno.h>
@@ -23,6 +24,8 @@
 #include "zarisd/store/store_int.h"
 
 #define LRU_CLOCK_MAX ENTRY_LRU_MASK
+/* minutes of an LFU field: the 15 bits above the counter (entry_layout.h) */
+#define LFU_MINUTES_MAX (ENTRY_LRU_MASK >> 8)
 #define LFU_INIT_VAL 5
 #define EVPOOL_SIZE 16
 #define EVPOOL_KEY_CACHE 255 /* Redis's EVPOOL_CACHED_SDS_SIZE */
@@ -74,7 +77,7 @@ static inline uint32_t lru_clock(const struct store *s)
 
 static inline uint32_t lfu_minutes(const struct store *s)
 {
-	return (uint32_t)(clock_ms(s) / 60000) & 0xffff;
+	return (uint32_t)(clock_ms(s) / 60000) & LFU_MINUTES_MAX;
 }
 
 static inline bool lfu_active(const struct store *s)
@@ -87,7 +90,7 @@ static inline bool lfu_active(const struct store *s)
 static unsigned lfu_decayed(const struct store *s, uint32_t field)
 {
 	uint32_t ldt = field >> 8, counter = field & 0xff, now = lfu_minutes(s);
-	uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+	uint32_t elapsed = now >= ldt ? now - ldt : LFU_MINUTES_MAX - ldt + now;
 	int decay = atomic_load_explicit(&s->lfu_decay_time, memory_order_relaxed);
 	uint32_t periods = decay ? elapsed / (uint32_t)decay : 0;
 	return periods >= counter ? 0 : counter - periods;

@@ -10,6 +10,7 @@
 
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/store/meta.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -69,14 +70,22 @@ uint64_t store_thread_take_changes(uint64_t stamped)
 	return changes_said_n;
 }
 
+/* Frees E's metadata block, if any (not its index entries). */
+static void free_meta(struct entry *e)
+{
+	if (entry_has_meta_raw(e))
+		meta_free(entry_meta_ptr_raw(e)); /* NULL when handed on */
+}
+
 /* store_entry_free without counting a change: for an entry replaced by
  * a new block of the same key (that write is counted by its stamp). */
 static void entry_release(struct store *s, struct dict *d, struct entry *e)
 {
 	dict_bytes_add(d, -(int64_t)zr_usable(e));
 	if (store_snap_on(s) && store_snap_retain(s, d, e))
-		return; /* the running snapshot keeps it as its pre-image */
+		return; /* the running snapshot keeps it (and its metadata) as its pre-image */
 	free_value(s, e);
+	free_meta(e);
 	zr_free(e);
 }
 
@@ -89,6 +98,8 @@ void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry **link)
 {
 	struct entry *e = *link;
+	if (entry_has_meta_raw(e))
+		meta_index_entry(d, e, false);
 	dict_unlink(d, h, link);
 	if (entry_has_ttl(e))
 		dict_vol_del(d, e);
@@ -101,6 +112,8 @@ void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_
 	struct entry *e = *link;
 	store_event(s, STORE_EVENT_EXPIRED, db, e);
 	store_deleted(s, STORE_EVENT_EXPIRED, db, e);
+	if (entry_has_meta_raw(e))
+		meta_index_entry(d, e, false);
 	dict_unlink(d, h, link);
 	dict_vol_del(d, e);
 	entry_release(s, d, e);
@@ -151,10 +164,15 @@ static void rewrite_in_place(struct store *s, struct dict *d, struct entry *old,
 	if (old_ttl && !has_ttl)
 		dict_vol_del(d, old);
 	free_value(s, old);
+	/* the metadata stays (a value rewrite keeps it); its pointer follows
+	 * the value, which may change length */
+	struct store_meta *m = entry_has_meta_raw(old) ? entry_meta_ptr_raw(old) : NULL;
 	size_t okoff = entry_koff(old);
 	if (okoff != sh->koff)
 		memmove((char *)old + sh->koff, (char *)old + okoff, klen);
 	entry_write_header(old, sh, lru, klen, vlen);
+	if (m)
+		entry_set_meta_ptr_raw(old, m);
 	if (obj)
 		memcpy((char *)old + sh->voff, &obj, sizeof(obj));
 	else if (vlen)
@@ -185,7 +203,9 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	bool keep = (flags & STORE_SET_KEEPTTL) && old && entry_has_ttl(old);
 	int64_t ttl = keep ? entry_ttl_raw(old) : expire_ms;
 	bool has_ttl = keep || expire_ms >= 0;
-	struct entry_shape sh = entry_shape_of_ex(type, has_ttl, klen, vlen, flags & STORE_SET_RAW);
+	/* a value rewrite keeps the key's metadata (store.h) */
+	bool md = old && entry_has_meta_raw(old);
+	struct entry_shape sh = entry_shape_of_md(type, has_ttl, md, klen, vlen, flags & STORE_SET_RAW);
 
 	if (old) {
 		uint32_t lru = store_lru_overwrite(s, old);
@@ -235,6 +255,17 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 		}
 		if (has_ttl)
 			entry_set_ttl_raw(ne, ttl);
+		if (md) {
+			/* the block moves to NE; a running snapshot may keep OLD
+			 * as its pre-image, with a copy of its own */
+			struct store_meta *m = entry_meta_ptr_raw(old);
+			if (store_snap_on(s) && !same_obj) {
+				entry_set_meta_ptr_raw(ne, meta_dup(m));
+			} else {
+				entry_set_meta_ptr_raw(ne, m);
+				entry_set_meta_ptr_raw(old, NULL);
+			}
+		}
 		if (same_obj) {
 			/* The new entry owns OBJ now: free only the old block. */
 			dict_bytes_add(d, -(int64_t)zr_usable(old));
@@ -296,17 +327,19 @@ int store_set_object_locked(struct store *s, unsigned db, const char *key, size_
  * AT) and, for strings, value length NEWVLEN (value kept up to the shorter
  * length, the rest zero), marked raw when RAW (entry_layout.h). Returns
  * the new entry, or NULL (E0 untouched) when the allocation failed. */
-static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at,
-			     size_t newvlen, bool raw)
+static struct entry *reshape_md(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at,
+				size_t newvlen, bool raw, bool md, struct store_meta *m)
 {
 	unsigned type = entry_type_raw(e0);
 	size_t klen;
 	const char *key = entry_key_raw(e0, &klen);
-	struct entry_shape sh = entry_shape_of_ex(type, ttl, klen, newvlen, raw);
+	struct entry_shape sh = entry_shape_of_md(type, ttl, md, klen, newvlen, raw);
 	struct entry *ne = zr_try_malloc(sh.size);
 	if (!ne)
 		return NULL;
 	entry_init(ne, &sh, entry_lru_raw(e0), klen, newvlen, key);
+	if (md)
+		entry_set_meta_ptr_raw(ne, m);
 	ne->version = e0->version;
 	const char *ov = entry_val_raw(e0);
 	if (type == STORE_TYPE_STRING) {
@@ -337,6 +370,21 @@ static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool 
 	return ne;
 }
 
+/* reshape_md keeping E0's metadata block (handed on to the new entry). */
+static struct entry *reshape(struct dict *d, uint64_t h, struct entry *e0, bool ttl, int64_t at,
+			     size_t newvlen, bool raw)
+{
+	bool md = entry_has_meta_raw(e0);
+	return reshape_md(d, h, e0, ttl, at, newvlen, raw, md, md ? entry_meta_ptr_raw(e0) : NULL);
+}
+
+struct entry *store_reshape_meta_locked(struct dict *d, uint64_t h, struct entry *e, struct store_meta *m)
+{
+	size_t vlen = entry_type_raw(e) == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0;
+	return reshape_md(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, vlen,
+			  entry_string_is_raw(e), m != NULL, m);
+}
+
 /* store_string_resize_locked (RAW: an in-place edit, marked raw) and
  * store_string_overwrite_locked (a whole new value: unmarked). */
 static char *string_resize(struct store *s, unsigned db, struct entry **ep, size_t newlen, bool raw)
@@ -348,7 +396,11 @@ static char *string_resize(struct store *s, unsigned db, struct entry **ep, size
 	struct dict *d = &shd->db[db];
 	store_snap_touch(s, shd, db, e);
 	size_t klen = entry_klen_raw(e), oldlen = entry_vlen_raw(e);
-	struct entry_shape sh = entry_shape_of_ex(STORE_TYPE_STRING, entry_has_ttl(e), klen, newlen, raw);
+	struct entry_shape sh = entry_shape_of_md(STORE_TYPE_STRING, entry_has_ttl(e), entry_has_meta_raw(e),
+						  klen, newlen, raw);
+	/* the metadata pointer follows the value: read before the block
+	 * changes, put back after the new length (entry_layout.h) */
+	struct store_meta *m = entry_has_meta_raw(e) ? entry_meta_ptr_raw(e) : NULL;
 	if (sh.meta != (e->meta & ~ENTRY_LRU_MASK)) {
 		/* The length field changes size (or the raw mark): key and value move. */
 		e = reshape(d, h, e, entry_has_ttl(e), entry_has_ttl(e) ? entry_ttl_raw(e) : -1, newlen, raw);
@@ -372,6 +424,8 @@ static char *string_resize(struct store *s, unsigned db, struct entry **ep, size
 		if (newlen > oldlen)
 			memset((char *)e + sh.voff + oldlen, 0, newlen - oldlen);
 		entry_write_header(e, &sh, entry_lru_raw(e), klen, newlen);
+		if (m)
+			entry_set_meta_ptr_raw(e, m);
 	}
 	e->version = shard_next_version(s, shd);
 	*ep = e;
@@ -459,13 +513,14 @@ int store_set_expire_locked(struct store *s, unsigned db, struct entry **ep, int
 
 /* Builds a copy of E under NEWKEY with value bytes VAL (strings) or OBJ. */
 static struct entry *entry_clone(const struct entry *e, const char *newkey, size_t newklen, void *obj,
-				 uint32_t lru)
+				 uint32_t lru, struct store_meta *m)
 {
 	unsigned type = entry_type_raw(e);
 	bool ttl = entry_has_ttl(e);
 	size_t vlen = type == STORE_TYPE_STRING ? entry_vlen_raw(e) : 0;
 	/* RENAME and MOVE keep Redis's object, COPY dups a raw one as raw */
-	struct entry_shape sh = entry_shape_of_ex(type, ttl, newklen, vlen, entry_string_is_raw(e));
+	struct entry_shape sh =
+		entry_shape_of_md(type, ttl, entry_has_meta_raw(e), newklen, vlen, entry_string_is_raw(e));
 	struct entry *ne = zr_try_malloc(sh.size);
 	if (!ne)
 		return NULL;
@@ -476,6 +531,8 @@ static struct entry *entry_clone(const struct entry *e, const char *newkey, size
 		memcpy((char *)ne + sh.voff, &obj, sizeof(obj));
 	if (ttl)
 		entry_set_ttl_raw(ne, entry_ttl_raw(e));
+	if (entry_has_meta_raw(e))
+		entry_set_meta_ptr_raw(ne, m);
 	return ne;
 }
 
@@ -516,11 +573,14 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	if (!samekey) {
 		ne = entry_clone(e, newkey, newklen,
 				 entry_type_raw(e) == STORE_TYPE_STRING ? NULL : entry_obj_raw(e),
-				 entry_lru_raw(e));
+				 entry_lru_raw(e), entry_has_meta_raw(e) ? entry_meta_ptr_raw(e) : NULL);
 		if (!ne)
 			return -ENOMEM;
 	}
-	/* Take E out of its dict (the value, if an object, now belongs to NE). */
+	/* Take E out of its dict (the value, if an object, and the metadata
+	 * now belong to NE). */
+	if (entry_has_meta_raw(e))
+		meta_index_entry(ds, e, false);
 	struct entry **link = dict_link_of(ds, hs, e);
 	dict_unlink(ds, hs, link);
 	if (entry_has_ttl(e))
@@ -529,6 +589,8 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	if (ne != e)
 		zr_free(e);
 	insert_replacing(s, dst_db, dd, hd, ne);
+	if (entry_has_meta_raw(ne))
+		meta_index_entry(dd, ne, true);
 	ne->version = shard_next_version(s, shd);
 	return 0;
 }
@@ -548,15 +610,19 @@ int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, u
 		if (!obj)
 			return -ENOMEM;
 	}
-	struct entry *ne = entry_clone(e, newkey, newklen, obj, store_lru_new(s));
+	struct store_meta *m = entry_has_meta_raw(e) ? meta_dup(entry_meta_ptr_raw(e)) : NULL;
+	struct entry *ne = entry_clone(e, newkey, newklen, obj, store_lru_new(s), m);
 	if (!ne) {
 		if (obj)
 			s->ops[type]->free(obj);
+		meta_free(m);
 		return -ENOMEM;
 	}
 	uint64_t hd = store_key_hash(newkey, newklen);
 	struct shard *shd = shard_of_hash(s, hd);
 	insert_replacing(s, dst_db, &shd->db[dst_db], hd, ne);
+	if (m)
+		meta_index_entry(&shd->db[dst_db], ne, true);
 	ne->version = shard_next_version(s, shd);
 	return 0;
 }

@@ -31,6 +31,7 @@
 
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/store/meta.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -171,6 +172,8 @@ static struct entry *entry_copy(const struct store *s, const struct entry *e)
 	struct entry *c = zr_malloc(shp.size);
 	memcpy(c, e, shp.size);
 	c->next = NULL;
+	if (entry_has_meta_raw(e))
+		entry_set_meta_ptr_raw(c, meta_dup(entry_meta_ptr_raw(e)));
 	if (type != STORE_TYPE_STRING) {
 		void *obj = entry_obj_raw(e);
 		void *dup = obj ? s->ops[type]->dup(obj) : NULL;
@@ -255,6 +258,8 @@ static void set_free(struct store *s, struct shard *sh)
 				unsigned t = entry_type_raw(p->e);
 				if (t != STORE_TYPE_STRING && entry_obj_raw(p->e))
 					s->ops[t]->free(entry_obj_raw(p->e));
+				if (entry_has_meta_raw(p->e))
+					meta_free(entry_meta_ptr_raw(p->e));
 				zr_free(p->e);
 			}
 			zr_free(p->key);

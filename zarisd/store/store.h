@@ -178,6 +178,70 @@ size_t entry_memory(const struct store *s, const struct entry *e);
  * is not LRU/LFU), for which OBJECT REFCOUNT says INT_MAX. */
 bool entry_is_small_int(const struct entry *e);
 
+/* --- metadata (labels, entity, content-type; store/meta.h) ------------------ */
+
+/* A key's metadata as the caller gives or reads it: NLABELS labels
+ * LABELS[i] of LABEL_LENS[i] bytes, an entity and a content-type (NULL:
+ * none). Borrowed: the store copies what it keeps. */
+struct store_meta_fields {
+	unsigned nlabels;
+	const char *const *labels;
+	const size_t *label_lens;
+	const char *entity;
+	size_t entity_len;
+	const char *ctype;
+	size_t ctype_len;
+};
+
+/* Whether E carries metadata (the header bit: an entry without any has
+ * no byte of it). */
+bool entry_has_meta(const struct entry *e);
+/* E's labels (0 when none), the I-th of them, its entity and content-type
+ * (NULL: none); borrowed while the shard lock is held and E unchanged. */
+unsigned entry_meta_nlabels(const struct entry *e);
+const char *entry_meta_label(const struct entry *e, unsigned i, size_t *len);
+const char *entry_meta_entity(const struct entry *e, size_t *len);
+const char *entry_meta_ctype(const struct entry *e, size_t *len);
+/* Fills F with E's metadata (nothing when it has none), the labels into
+ * LABELS / LENS, which hold entry_meta_nlabels(E) each; borrowed as for
+ * entry_meta_label. */
+void entry_meta_fields(const struct entry *e, struct store_meta_fields *f, const char **labels, size_t *lens);
+/* Whether E carries label L. */
+bool entry_meta_has_label(const struct entry *e, const char *l, size_t llen);
+
+/* Replaces the metadata of *E (in DB) with F (NULL, or F holding nothing:
+ * removes it, so the entry is back to no extra byte). Indexes follow;
+ * stamps a new version; *E may move. Returns 0 or -ENOMEM (nothing
+ * changed). Caller holds the key's shard lock. */
+int store_meta_set_locked(struct store *s, unsigned db, struct entry **e, const struct store_meta_fields *f);
+
+/* (store_visit_fn as below) */
+typedef void (*store_visit_fn)(const struct entry *e, void *ctx);
+enum store_meta_kind {
+	STORE_META_LABEL,
+	STORE_META_ENTITY,
+};
+/* One step of a scan of DB's keys carrying label (or entity) NAME, from
+ * CURSOR: visits (FN) the live keys of at least one bucket of one shard's
+ * index and returns the next cursor (0: done). A key carrying NAME for the
+ * whole scan is visited at least once (store_scan's cursor, over the
+ * index's key tables). Takes each shard lock itself: call holding none.
+ * Cost: O(keys carrying NAME) over the whole scan, plus one look at each
+ * shard. */
+uint64_t store_meta_scan(struct store *s, unsigned db, enum store_meta_kind kind, const char *name,
+			 size_t nlen, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
+/* Called for each key an invalidation deleted, before the next one is
+ * (KEY borrowed; the entry is gone). */
+typedef void (*store_key_fn)(unsigned db, const char *key, size_t klen, void *ctx);
+/* Deletes every key of DB in shard SHARD carrying LABEL (and, when ENTITY
+ * is not NULL, that entity), calling FN for each live one; keys past
+ * their TTL are expired as a lookup would (store_delete_locked). Returns
+ * the live keys deleted. Caller holds SHARD's lock. O(keys carrying
+ * LABEL in the shard). */
+uint64_t store_meta_invalidate_locked(struct store *s, unsigned db, unsigned shard, const char *label,
+				      size_t llen, const char *entity, size_t elen, int64_t now_ms,
+				      store_key_fn fn, void *ctx);
+
 /* --- single-key operations: caller holds the key's shard lock --------------- */
 
 #define STORE_LOOKUP_NOTOUCH 0x1 /* do not update LRU/LFU (TYPE, TTL, OBJECT, SCAN) */
@@ -263,8 +327,8 @@ uint64_t store_db_bytes(struct store *s, unsigned db);
  * overhead.hashtable.main / .expires). Locks each non-empty shard briefly. */
 void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint64_t *expires_bytes);
 
-/* Called for each live entry; the shard lock is held during the call. */
-typedef void (*store_visit_fn)(const struct entry *e, void *ctx);
+/* store_visit_fn (declared above): called for each live entry; the shard
+ * lock is held during the call. */
 /* One SCAN step over DB from CURSOR: visits the entries of at least one
  * bucket and returns the next cursor (0 = done). Every key present for the
  * whole scan is visited at least once, across resizes (Redis's reverse-binary

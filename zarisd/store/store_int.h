@@ -210,6 +210,12 @@ void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_
  * NULL for strings. */
 extern const struct store_type_ops *const store_builtin_types[STORE_TYPE_COUNT];
 
+/* Rebuilds E (in D, hash H) with metadata block M (NULL: none, no md
+ * bit), keeping value and TTL; E's old metadata block, if any, is not freed
+ * (the caller's).
+ * Returns the new entry, or NULL (E untouched) when allocation failed. */
+struct store_meta;
+struct entry *store_reshape_meta_locked(struct dict *d, uint64_t h, struct entry *e, struct store_meta *m);
 /* Frees E's value and E, adjusting D's byte count. E is already unlinked. */
 void store_entry_free(struct store *s, struct dict *d, struct entry *e);
 /* Unlinks *LINK, whose key hash is H, from D (table and vol) and frees it. */

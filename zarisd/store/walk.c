@@ -7,6 +7,7 @@
 #include "zarisd/core/keyslot.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/store/meta.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -133,6 +134,7 @@ void store_flush_dict_locked(struct store *s, struct dict *d)
 {
 	struct flush_ctx fc = { s, d };
 	dict_clear(d, flush_one, &fc);
+	meta_index_free(d);
 }
 
 void store_flushdb(struct store *s, unsigned db)
@@ -195,6 +197,8 @@ static void dict_swap(struct dict *a, struct dict *b)
 	atomic_store_explicit(&b->bytes, ba, memory_order_relaxed);
 	a->slots = b->slots; /* the slot counts go with the keys they count */
 	b->slots = t.slots;
+	a->mx = b->mx; /* and the indexes with the keys they index */
+	b->mx = t.mx;
 }
 
 void store_swapdb(struct store *s, unsigned a, unsigned b)
