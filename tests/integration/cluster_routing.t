@@ -161,6 +161,20 @@ is_(c0.call("SELECT", "1").py(), "ERR SELECT is not allowed in cluster mode", "S
 is_(c0.call("SELECT", "0").py(), "OK", "SELECT 0 is fine")
 is_(c0.call("ASKING").py(), "OK", "ASKING answers OK")
 
+# ---- METAINVALIDATE covers this node's slots and says so ----------------------------------
+labelled = {}
+for k, s in list(slot_of.items())[:300]:
+    n = owner_of(s)
+    labelled.setdefault(n, []).append(k)
+    conn[n].call("METAPUT", k, "v", "LABELS", "1", "lab")
+inv = c0.call("METAINVALIDATE", "lab").py()
+is_(inv, [b"deleted", len(labelled["n0"]), b"node", node_id("n0").encode()],
+    "METAINVALIDATE on n0: its own keys deleted (%d), the reply names the node" % len(labelled["n0"]))
+left = conn["n1"].call("METAINVALIDATE", "lab").py()
+is_(left[:2], [b"deleted", len(labelled["n1"])], "n1's labelled keys were still there for n1's own")
+is_(conn["n2"].call("EXISTS", labelled["n2"][0]).py(), 1, "and n2's are untouched")
+conn["n2"].call("METAINVALIDATE", "lab")
+
 # ---- shard channels route by slot ----------------------------------------------------------
 is_(c0.call("SSUBSCRIBE", "{a}c1", "{b}c1").py(), "CROSSSLOT Keys in request don't hash to the same slot",
     "SSUBSCRIBE across slots: CROSSSLOT")

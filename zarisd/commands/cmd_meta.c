@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
@@ -312,7 +313,10 @@ static void invalidated(unsigned db, const char *key, size_t klen, void *arg)
 
 /* METAINVALIDATE label [ENTITY entity]: deletes every key of the database
  * carrying LABEL (and that entity), replies how many. Every shard lock is
- * held (the row is a whole-keyspace write). */
+ * held (the row is a whole-keyspace write). In cluster mode this node holds
+ * only its own slots' keys, and the reply says so: a map of "deleted" (the
+ * count) and "node" (this node's id), for a client that sends it to every
+ * primary and adds the counts up. */
 void cmd_metainvalidate(struct client *c)
 {
 	const char *entity = NULL;
@@ -330,5 +334,15 @@ void cmd_metainvalidate(struct client *c)
 	for (unsigned sh = 0; sh < store_shard_count(s); sh++)
 		n += store_meta_invalidate_locked(s, c->db, sh, label, llen, entity, elen, c->now_ms,
 						  invalidated, c);
+	if (!c->srv->cluster) {
+		reply_long(&c->out, (long long)n);
+		return;
+	}
+	char id[TOPO_ID_LEN + 1];
+	cluster_my_id(c->srv->cluster, c->worker, id);
+	reply_map(&c->out, 2);
+	reply_bulk_cstr(&c->out, "deleted");
 	reply_long(&c->out, (long long)n);
+	reply_bulk_cstr(&c->out, "node");
+	reply_bulk_cstr(&c->out, id);
 }
