@@ -558,6 +558,22 @@ const struct schema_entry schema_table[] = {
 					      .def = "256",
 					      .help = "longest label, entity or content-type of a key's metadata, "
 						      "in bytes" },
+	[SCHEMA_ID_NATIVE_PORT] = { .name = "native-port",
+				    .type = SCHEMA_INT,
+				    .flags = SCHEMA_F_IMMUTABLE,
+				    .min = 0,
+				    .max = 65535,
+				    .def = "0",
+				    .help = "TCP port of the native binary protocol (zarisd/proto/PROTOCOL.md), "
+					    "on every bind address; 0 = off" },
+	[SCHEMA_ID_NATIVE_RF1] = { .name = "native-rf1",
+				   .type = SCHEMA_BOOL,
+				   .flags = SCHEMA_F_IMMUTABLE,
+				   .min = 0,
+				   .max = 1,
+				   .def = "no",
+				   .help = "yes: one copy only (no replicas, no append-only log): native writes "
+					   "make no journal record and a request takes each shard lock once" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */

@@ -38,7 +38,7 @@ EXCLUDED = {
 }
 ZARISD_OWN = ["threads", "cores", "io-backend", "shard-bits", "replica-ack", "replica-ack-timeout",
               "write-lease", "allow-undeclared-keys", "meta-max-labels",
-              "meta-max-label-length"]  # not Redis's: left out of GET *
+              "meta-max-label-length", "native-port", "native-rf1"]  # not Redis's: left out of GET *
 HIDDEN = ["watchdog-period", "use-exit-on-panic", "rdb-key-save-delay", "key-load-delay",
           "loading-process-events-interval-bytes"]
 

@@ -175,6 +175,8 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_LUA_TIME_LIMIT] = { ST_LL, OFF(busy_reply_threshold) },
 	[SCHEMA_ID_META_MAX_LABELS] = { ST_INT, OFF(meta_max_labels) },
 	[SCHEMA_ID_META_MAX_LABEL_LENGTH] = { ST_INT, OFF(meta_max_label_length) },
+	[SCHEMA_ID_NATIVE_PORT] = { ST_PLAIN_INT, OFF(native_port) },
+	[SCHEMA_ID_NATIVE_RF1] = { ST_PLAIN_INT, OFF(native_rf1) },
 };
 #undef OFF
 

@@ -36,8 +36,10 @@ enum settings_protected {
 struct settings {
 	/* start-up only (immutable once workers run) */
 	int port;
-	char *bind;  /* space-separated addresses */
-	int threads; /* 0 = one per core in `cores` (or per online CPU) */
+	int native_port; /* the native protocol's port, 0 = off */
+	int native_rf1;	 /* native-rf1: one copy, no journal records for native writes */
+	char *bind;	 /* space-separated addresses */
+	int threads;	 /* 0 = one per core in `cores` (or per online CPU) */
 	int cores[SETTINGS_MAX_CORES];
 	int ncores;	  /* 0 = no pinning */
 	char *cores_text; /* as given, for CONFIG GET */
