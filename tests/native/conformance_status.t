@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+# conformance_status.t — the status codes of PROTOCOL.md 5 that need a
+# server state of their own, each produced for real over the native port
+# and its text compared with what the same command gets over RESP3 on the
+# same server at the same moment:
+#   OOM (CONFIG SET maxmemory 1), NOREPLICAS (min-replicas-to-write 1, no
+#   replica), BUSY (a looping script sent over RESP, busy-reply-threshold
+#   100 ms; the wait is for the first -BUSY, not for a clock), READONLY (a
+#   zarisd made a replica with REPLICAOF over RESP), CLUSTERDOWN / MOVED /
+#   CROSSSLOT (a cluster-mode zarisd before and after a pushed topology
+#   that gives half the slots to another node), NOAUTH and WRONGPASS in the
+#   handshake (requirepass), and the HELLO flags and node id in cluster
+#   mode with TOPOLOGY's map. ASK, TRYAGAIN and BUSYKEY: zarisd has no slot
+#   migration and no RESTORE, so nothing produces them (noted, not tested).
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from zaris import *  # noqa: E402,F403
+from native import *  # noqa: E402,F403
+import native as nw  # noqa: E402
+
+WAIT = 30.0 * SLOW
+BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+
+
+def same_error(name, res, want, code):
+    """RES (a native Result) has status CODE and the bytes of WANT (RESP3)."""
+    good = res.status == code and res.value.raw == want.raw and want.raw[:1] == b"-"
+    if not ok(good, name):
+        diag("native: status %d %r" % (res.status, res.value.raw[:200]))
+        diag("resp3:  %r (want status %d)" % (want.raw[:200], code))
+    return good
+
+
+srv = start_native(threads=2)
+R = resp3(srv)
+N = native(srv)
+
+# ---- OOM ---------------------------------------------------------------------------------
+R.call("FLUSHALL")
+R.call("SET", "keep", "x" * 1000)
+is_(R.call("CONFIG", "SET", "maxmemory", "1").raw, b"+OK\r\n", "CONFIG SET maxmemory 1")
+res = N.one(op_set("k", "v"))
+same_error("SET under maxmemory 1: status OOM, Redis's text", res, R.call("SET", "k", "v"), nw.STATUS["OOM"])
+res = N.one(op_get("keep"))
+is_(res.status, 0, "a read still runs under OOM")
+res = N.one(op_command("LPUSH", "l", "x"))
+is_(res.status, nw.STATUS["OOM"], "COMMAND LPUSH under OOM: status OOM")
+R.call("CONFIG", "SET", "maxmemory", "0")
+is_(N.one(op_set("k", "v")).value.raw, b"+OK\r\n", "SET runs again with maxmemory 0")
+
+# ---- NOREPLICAS --------------------------------------------------------------------------
+is_(R.call("CONFIG", "SET", "min-replicas-to-write", "1").raw, b"+OK\r\n", "CONFIG SET min-replicas-to-write 1")
+res = N.one(op_set("k", "v2"))
+same_error("SET without a replica: status NOREPLICAS, Redis's text", res, R.call("SET", "k", "v2"),
+           nw.STATUS["NOREPLICAS"])
+res = N.one(op_incrby("n", 1))
+is_(res.status, nw.STATUS["NOREPLICAS"], "INCRBY: NOREPLICAS as well")
+is_(N.one(op_get("k")).value.raw, b"$1\r\nv\r\n", "and nothing was written; GET runs")
+R.call("CONFIG", "SET", "min-replicas-to-write", "0")
+
+# ---- BUSY ---------------------------------------------------------------------------------
+R.call("CONFIG", "SET", "busy-reply-threshold", "100")
+runner = srv.client(timeout=WAIT)
+runner.send("EVAL", "local i = 0 while true do i = i + 1 end", "0")
+deadline = time.monotonic() + WAIT
+res = None
+while time.monotonic() < deadline:
+    res = N.one(op_get("k"))
+    if res.status != 0:
+        break
+    time.sleep(0.02)
+ok(res is not None and res.status == nw.STATUS["BUSY"] and res.value.raw == BUSY,
+   "GET while a script loops: status BUSY, Redis's text (%r)" % (res.value.raw[:100] if res else None))
+other = resp3(srv)
+is_(other.call("GET", "k").raw, BUSY, "RESP3 GET at the same moment gets the same text")
+resp = N.call([op_get("k"), op_set("k", "x"), op_command("PING")])
+ok(not resp.problems and all(r.status == nw.STATUS["BUSY"] for r in resp.results),
+   "every op of a 3-op request is BUSY: %r" % [r.status if r else None for r in resp.results])
+killed = other.call("SCRIPT", "KILL")
+is_(killed.raw, b"+OK\r\n", "SCRIPT KILL over RESP")
+runner.read_reply()
+runner.close()
+is_(N.one(op_get("k")).value.raw, b"$1\r\nv\r\n", "after SCRIPT KILL the native GET runs; the busy SET did not")
+other.close()
+
+# ---- requirepass: NOAUTH and WRONGPASS in the handshake ----------------------------------
+psrv = start_native(threads=1, extra=["--requirepass", "s3cret"], name="zarisd-pass")
+for user, pw, want, what in [
+        (b"", b"", b"NOAUTH Authentication required.", "no password"),
+        (b"", b"wrong", b"WRONGPASS invalid username-password pair or user is disabled.", "a wrong password"),
+        (b"default", b"wrong", b"WRONGPASS invalid username-password pair or user is disabled.",
+         "user default, a wrong password"),
+        (b"nobody", b"s3cret", b"WRONGPASS invalid username-password pair or user is disabled.",
+         "another user name")]:
+    c = NativeClient(psrv.native_port, timeout=10 * SLOW, hello=False)
+    got = None
+    try:
+        c.hello(user, pw)
+    except Goodbye as g:
+        got = g.reason
+    except (Closed, OSError) as e:
+        got = repr(e)
+    is_(got, want, "requirepass, HELLO with %s: GOODBYE with Redis's text" % what)
+    reason, closed, _ = c.expect_goodbye(5 * SLOW)
+    ok(closed, "and the connection is closed")
+    c.close()
+with NativeClient(psrv.native_port, timeout=10 * SLOW, password=b"s3cret") as c:
+    is_(c.one(op_set("k", "v")).value.raw, b"+OK\r\n", "requirepass, the right password: served")
+with NativeClient(psrv.native_port, timeout=10 * SLOW, username=b"default", password=b"s3cret") as c:
+    is_(c.one(op_get("k")).value.raw, b"$1\r\nv\r\n", "requirepass, user default and the right password: served")
+psrv.stop()
+
+# ---- READONLY on a replica ---------------------------------------------------------------
+rsrv = start_native(threads=2, name="zarisd-replica")
+RR = resp3(rsrv)
+is_(RR.call("REPLICAOF", "127.0.0.1", str(srv.port)).raw, b"+OK\r\n", "REPLICAOF the first server over RESP")
+deadline = time.monotonic() + WAIT
+while time.monotonic() < deadline and info_field(RR, "replication", "master_link_status") != "up":
+    time.sleep(0.05)
+NR = native(rsrv)
+res = NR.one(op_set("k", "v"))
+same_error("SET on a replica: status READONLY, Redis's text", res, RR.call("SET", "k", "v"), nw.STATUS["READONLY"])
+res = NR.one(op_command("DEL", "k"))
+is_(res.status, nw.STATUS["READONLY"], "COMMAND DEL on a replica: READONLY")
+ok(NR.one(op_get("k")).status == 0, "GET on a replica is served")
+NR.close()
+rsrv.stop()
+
+# ---- cluster mode: CLUSTERDOWN, MOVED, CROSSSLOT, HELLO flags, TOPOLOGY ------------------
+csrv = start_native(threads=2, extra=["--cluster-enabled", "yes"], name="zarisd-cluster")
+CR = resp3(csrv)
+NC = native(csrv)
+myid = CR.call("CLUSTER", "MYID").py()
+is_(NC.hello_reply.flags & (nw.HELLO_CLUSTER | nw.HELLO_RF1), nw.HELLO_CLUSTER, "HELLO flags: cluster mode, no RF1")
+is_(NC.hello_reply.node_id, myid, "HELLO node_id is CLUSTER MYID")
+res = NC.one(op_get("a"))
+same_error("GET before a topology: status CLUSTERDOWN, Redis's text", res, CR.call("GET", "a"),
+           nw.STATUS["CLUSTERDOWN"])
+
+other_id = hashlib.sha1(b"conformance/other").hexdigest()
+other_port = free_port()
+doc = "\n".join([
+    "epoch 7", "cluster conformance", "myself %s" % myid.decode(),
+    "node %s me 127.0.0.1 %d primary 0-8191" % (myid.decode(), csrv.port),
+    "node %s other 127.0.0.1 %d primary 8192-16383" % (other_id, other_port)]) + "\n"
+pushed = subprocess.run(["/usr/bin/redis-cli", "-p", str(csrv.port), "CLUSTER", "SETTOPOLOGY", doc],
+                        capture_output=True, text=True, timeout=60)
+is_(pushed.stdout.strip(), "OK", "CLUSTER SETTOPOLOGY: this node 0-8191, another 8192-16383")
+
+
+def key_in(lo, hi):
+    for i in range(100000):
+        k = "key%d" % i
+        if lo <= CR.call("CLUSTER", "KEYSLOT", k).py() <= hi:
+            return k
+
+
+mine, theirs = key_in(0, 8191), key_in(8192, 16383)
+res = NC.one(op_set(mine, "v"))
+is_(res.value.raw, b"+OK\r\n", "SET of a key of this node's slots")
+for name, op, cmd in [("GET", op_get(theirs), ("GET", theirs)), ("SET", op_set(theirs, "v"), ("SET", theirs, "v")),
+                      ("COMMAND LPUSH", op_command("LPUSH", theirs, "x"), ("LPUSH", theirs, "x"))]:
+    same_error("%s of another node's key: status MOVED, Redis's text" % name, NC.one(op), CR.call(*cmd),
+               nw.STATUS["MOVED"])
+res = NC.one(op_get(theirs))
+slot = CR.call("CLUSTER", "KEYSLOT", theirs).py()
+is_(res.value.raw, b"-MOVED %d 127.0.0.1:%d\r\n" % (slot, other_port), "MOVED names the slot and the owner's address")
+myslot = CR.call("CLUSTER", "KEYSLOT", mine).py()
+for i in range(100000):
+    k = "other%d" % i
+    s = CR.call("CLUSTER", "KEYSLOT", k).py()
+    if s <= 8191 and s != myslot:
+        break
+res = NC.one(op_mset([(mine, "1"), (k, "2")]))
+same_error("MSET of two slots of this node: status CROSSSLOT, Redis's text", res, CR.call("MSET", mine, "1", k, "2"),
+           nw.STATUS["CROSSSLOT"])
+res = NC.one(op_mget([mine, k]))
+is_(res.status, nw.STATUS["CROSSSLOT"], "MGET of two slots: CROSSSLOT")
+res = NC.one(op_mset([(mine, "1"), ("{%s}x" % mine, "2")]))
+is_(res.value.raw, b"+OK\r\n", "MSET of one slot (hash tag) runs")
+t = NC.one(op_topology())
+tp = t.value.py() if t.value.kind == "%" else {}
+nodes = sorted(tp.get(b"nodes", []), key=lambda n: n.get(b"slots", [[0]])[0][0]) if tp else []
+ok(tp.get(b"epoch") == 7 and tp.get(b"cluster") is True and len(nodes) == 2,
+   "TOPOLOGY in cluster mode: epoch 7, cluster true, two nodes (%r)" % t.value.raw[:200])
+if len(nodes) == 2:
+    is_((nodes[0].get(b"id"), nodes[0].get(b"port"), nodes[0].get(b"native-port"), nodes[0].get(b"role"),
+         nodes[0].get(b"slots")), (myid, csrv.port, csrv.native_port, b"primary", [[0, 8191]]),
+        "TOPOLOGY: this node, its RESP and native ports, primary, 0-8191")
+    is_((nodes[1].get(b"id"), nodes[1].get(b"ip"), nodes[1].get(b"port"), nodes[1].get(b"primary"),
+         nodes[1].get(b"slots")), (other_id.encode(), b"127.0.0.1", other_port, b"", [[8192, 16383]]),
+        "TOPOLOGY: the other node, its address, 8192-16383")
+NC.close()
+ok(srv.alive() and csrv.alive(), "the servers are up at the end")
+done_testing()
