@@ -33,6 +33,7 @@ struct topo_node {
 	char *name;
 	char ip[64];
 	int port;
+	int native_port; /* its native protocol port, 0 = none declared */
 	int primary;	 /* index of its primary; -1 for a primary */
 	unsigned nslots; /* slots a primary owns */
 	int line;	 /* its line in the document */
