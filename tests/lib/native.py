@@ -560,7 +560,12 @@ def start_native(extra=(), threads=2, name="zarisd-native", **kw):
             a += ["--io-backend", os.environ["ZARIS_IO_BACKEND"]]
         return a + [str(x) for x in extra]
 
-    srv = zaris.Server(name, argv, **kw)
+    class NativeServer(zaris.Server):
+        def _is_up(self, reply):
+            # with requirepass the start-up PING answers NOAUTH: up too
+            return reply.value == "PONG" or str(reply.value).startswith("NOAUTH")
+
+    srv = NativeServer(name, argv, **kw)
     srv.native_port = chosen["port"]
     srv._native_chosen = chosen
     _wait_native(srv)

@@ -185,8 +185,11 @@ CASES = [
      ("INCRBYFLOAT", "k", "0.25")),
     ("COMMAND LRANGE", [("RPUSH", "k", "a", "b", "c")], op_command("LRANGE", "k", "0", "-1"),
      ("LRANGE", "k", "0", "-1")),
-    ("COMMAND XADD XRANGE", [("XADD", "k", "1-1", "f", "v")], op_command("XRANGE", "k", "-", "+"),
-     ("XRANGE", "k", "-", "+")),
+    ("COMMAND HINCRBYFLOAT", [("HSET", "k", "f", "1")], op_command("HINCRBYFLOAT", "k", "f", "0.5"),
+     ("HINCRBYFLOAT", "k", "f", "0.5")),
+    ("COMMAND ZRANGEBYSCORE WITHSCORES", [("ZADD", "k", "1", "a", "2.5", "b")],
+     op_command("ZRANGEBYSCORE", "k", "-inf", "+inf", "WITHSCORES"),
+     ("ZRANGEBYSCORE", "k", "-inf", "+inf", "WITHSCORES")),
     ("COMMAND TYPE", L, op_command("TYPE", "k"), ("TYPE", "k")),
     ("COMMAND OBJECT ENCODING", S, op_command("OBJECT", "ENCODING", "k"), ("OBJECT", "ENCODING", "k")),
     ("COMMAND PING", [], op_command("PING"), ("PING",)),
@@ -200,8 +203,8 @@ CASES = [
      ("DBSIZE",), ["a"], 5),
     ("COMMAND PFADD PFCOUNT", [("PFADD", "k", "a", "b")], op_command("PFCOUNT", "k"), ("PFCOUNT", "k")),
     ("COMMAND SETRANGE", S, op_command("SETRANGE", "k", "1", "XY"), ("SETRANGE", "k", "1", "XY")),
-    ("COMMAND XREAD without BLOCK", [("XADD", "k", "1-1", "f", "v")], op_command("XREAD", "STREAMS", "k", "0"),
-     ("XREAD", "STREAMS", "k", "0")),
+    ("COMMAND HRANDFIELD on one field", [("HSET", "k", "f", "v")], op_command("HRANDFIELD", "k", "1", "WITHVALUES"),
+     ("HRANDFIELD", "k", "1", "WITHVALUES")),
 ]
 
 REFUSED = [

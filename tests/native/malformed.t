@@ -247,6 +247,18 @@ ok(not r1.problems and not r2.problems and
    "byte by byte: two requests answered as whole ones (%r)" % ([x.value.raw if x else None for x in r1.results + r2.results],))
 c.close()
 
+# ---- a violation followed at once by the client's EOF -----------------------------------
+# PROTOCOL.md 9: each violation sends GOODBYE. A client that half-closes
+# right after its bytes can still read; the GOODBYE must reach it.
+for name, bad in (("bad kind", frame(9, 0, 0, b"")), ("unknown op", req([raw_op(200, fields=sstr("k"))]))):
+    c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
+    c.send(H + bad)
+    c.sock.shutdown(socket.SHUT_WR)
+    reason, closed, others = c.expect_goodbye(WAIT)
+    c.close()
+    ok(reason and closed and others == [HELLO],
+       "%s, then the client's EOF in the same instant: GOODBYE still sent (%r, closed %s)" % (name, reason, closed))
+
 # ---- a request of exactly the size limit's neighbourhood is not refused -----------------
 c = native(srv)
 val = b"y" * BULK
@@ -338,8 +350,57 @@ def check_frames(data, closed):
     return bad, kinds
 
 
+def stream_shape(stream):
+    """(REQUEST frames after the first frame, whether the server has all it
+    needs to decide on every frame of STREAM: it ends on a frame boundary,
+    or a length field under 8 or over max_frame comes before its end)."""
+    pos, nreq, first = 0, 0, True
+    while pos + 4 <= len(stream):
+        length = struct.unpack_from("<I", stream, pos)[0]
+        if length < 8 or length > MAX_FRAME:
+            return nreq, True
+        if pos + 5 <= len(stream) and stream[pos + 4] == REQUEST and not first:
+            nreq += 1
+        first = False
+        pos += 4 + length
+    return nreq, pos == len(stream)
+
+
+def server_frames(data):
+    """(kind, flags) of each whole frame in DATA."""
+    pos, out = 0, []
+    while pos + 12 <= len(data):
+        length = struct.unpack_from("<I", data, pos)[0]
+        if length < 8 or pos + 4 + length > len(data):
+            break
+        out.append((data[pos + 4], data[pos + 5]))
+        pos += 4 + length
+    return out
+
+
+def read_until(c, data, deadline, done):
+    """Reads into DATA until DONE(frames), the server's close or DEADLINE:
+    returns "done", "closed" or "timeout"."""
+    while True:
+        if done(server_frames(data)):
+            return "done"
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        try:
+            c.sock.settimeout(left)
+            chunk = c.sock.recv(1 << 20)
+        except socket.timeout:
+            return "timeout"
+        except ConnectionResetError:
+            return "closed"
+        if not chunk:
+            return "closed"
+        data += chunk
+
+
 R.call("SET", "probe", "p")
-before = errors_counted()
+before = last = errors_counted()
 fuzz_bad, outcomes = [], {"goodbye": 0, "answered": 0, "closed": 0}
 for i in range(COUNT):
     ops = [random_op() for _ in range(rng.randrange(1, 6))]
@@ -348,6 +409,7 @@ for i in range(COUNT):
         stream = mutate(H, 0) + body
     else:
         stream = H + mutate(body, 0)
+    nreq, decidable = stream_shape(stream)
     try:
         c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
     except OSError as e:
@@ -355,33 +417,52 @@ for i in range(COUNT):
         break
     try:
         c.send(stream)
-        c.sock.shutdown(socket.SHUT_WR)
     except OSError:
         pass
-    c.buf = bytearray()
-    data, closed = bytearray(), False
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
+    data = bytearray()
+    bad = []
+    goodbye = lambda fr: any(k == GOODBYE for k, _ in fr)  # noqa: E731
+    if decidable:
+        # the server must answer every request or send GOODBYE, and close after a GOODBYE
+        how = read_until(c, data, time.monotonic() + WAIT,
+                         lambda fr: goodbye(fr) or sum(1 for k, f in fr if k == RESPONSE and f & LAST) >= nreq and
+                         any(k == HELLO for k, _ in fr))
+        if how == "timeout":
+            bad.append("no answer and no GOODBYE (hang)")
+        elif how == "closed":
+            bad.append("closed without GOODBYE")
+        elif goodbye(server_frames(data)):
+            how = read_until(c, data, time.monotonic() + WAIT, lambda fr: False)
+            if how != "closed":
+                bad.append("not closed after GOODBYE")
+        closed = True
+    else:
+        # a frame is cut: the server may wait for the rest; after the
+        # client's EOF it must close
+        read_until(c, data, time.monotonic() + 0.2, goodbye)
         try:
-            c.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            chunk = c.sock.recv(1 << 20)
-        except socket.timeout:
-            break
-        except ConnectionResetError:
-            closed = True
-            break
-        if not chunk:
-            closed = True
-            break
-        data += chunk
+            c.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        closed = read_until(c, data, time.monotonic() + WAIT, lambda fr: False) == "closed"
     c.close()
-    bad, kinds = check_frames(bytes(data), closed)
+    more, kinds = check_frames(bytes(data), closed)
+    bad += more
+    # a violation is counted once, and one counted was answered with GOODBYE
+    now = errors_counted()
+    grew = None if now is None or last is None else now - last
+    if decidable and grew != (1 if GOODBYE in kinds else 0):
+        bad.append("total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
+    if not decidable and (grew is None or grew > 1 or (GOODBYE in kinds and grew != 1)):
+        bad.append("cut stream: total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
+    last = now
     outcomes["goodbye" if GOODBYE in kinds else "answered" if RESPONSE in kinds else "closed"] += 1
     if bad:
         fuzz_bad.append((i, bad, stream[:80]))
     if not srv.alive():
         bail_out("the server died on fuzz case %d (%r); log:\n%s" % (i, stream[:200], srv.log_tail(2000)))
-ok(not fuzz_bad, "%d mutated streams: valid frames, GOODBYE last when sent, every connection closed (%s)"
+ok(not fuzz_bad, "%d mutated streams: valid frames, every request answered or GOODBYE then close, cut ones closed "
+   "after EOF (%s)"
    % (COUNT, outcomes))
 for b in fuzz_bad[:10]:
     diag("fuzz case %r" % (b,))
