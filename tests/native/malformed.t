@@ -250,14 +250,18 @@ c.close()
 # ---- a violation followed at once by the client's EOF -----------------------------------
 # PROTOCOL.md 9: each violation sends GOODBYE. A client that half-closes
 # right after its bytes can still read; the GOODBYE must reach it.
-for name, bad in (("bad kind", frame(9, 0, 0, b"")), ("unknown op", req([raw_op(200, fields=sstr("k"))]))):
-    c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
-    c.send(H + bad)
-    c.sock.shutdown(socket.SHUT_WR)
-    reason, closed, others = c.expect_goodbye(WAIT)
-    c.close()
-    ok(reason and closed and others == [HELLO],
-       "%s, then the client's EOF in the same instant: GOODBYE still sent (%r, closed %s)" % (name, reason, closed))
+# With a pipelined request after the bad frame, which the server never reads.
+for name, bad in (("bad kind", frame(9, 0, 0, b"")), ("unknown op", req([raw_op(200, fields=sstr("k"))])),
+                  ("frame length over max_frame", struct.pack("<IBBHI", MAX_FRAME + 13, REQUEST, 0, 1, 7))):
+    for tail in (b"", req([op_get("k")])):
+        c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
+        c.send(H + bad + tail)
+        c.sock.shutdown(socket.SHUT_WR)
+        reason, closed, others = c.expect_goodbye(WAIT)
+        c.close()
+        ok(reason and closed and others == [HELLO],
+           "%s%s, then the client's EOF at once: GOODBYE still sent (%r, closed %s)"
+           % (name, " and a request after it" if tail else "", reason, closed))
 
 # ---- a request of exactly the size limit's neighbourhood is not refused -----------------
 c = native(srv)
