@@ -131,6 +131,48 @@ for c in nb.values():
 is_(N.one(op_get("k")).value.raw, b"$1\r\nv\r\n", "after SCRIPT KILL the native GET runs; the busy SET did not")
 other.close()
 
+# ---- NOTBUSY -------------------------------------------------------------------------------
+res = N.one(op_command("SCRIPT", "KILL"))
+same_error("COMMAND SCRIPT KILL with no script: status NOTBUSY, Redis's text", res, R.call("SCRIPT", "KILL"),
+           nw.STATUS["NOTBUSY"])
+
+# ---- replica-ack 1 without a replica: NOREPLICAS stays inside the protocol ----------------
+# RESP gets -NOREPLICAS and a close when the ack times out; a native
+# connection must get it as a framed result (and a GOODBYE if it is closed),
+# never as bare RESP bytes in the frame stream.
+R.call("CONFIG", "SET", "replica-ack-timeout", "200")
+R.call("CONFIG", "SET", "replica-ack", "1")
+NA = native(srv)
+NA.send_request([op_set("ack", "v")], fid=77)
+data, closed = bytearray(), False
+NA.sock.settimeout(WAIT)
+try:
+    while len(data) < 1 << 16:
+        chunk = NA.sock.recv(1 << 16)
+        if not chunk:
+            closed = True
+            break
+        data += chunk
+        if data[:1] != b"-" and len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "little"):
+            break
+except OSError:
+    pass
+NA.close()
+R.call("CONFIG", "SET", "replica-ack", "0")
+first = None
+if len(data) >= 12 and data[:1] != b"-":
+    length = int.from_bytes(data[:4], "little")
+    kind, flags, count, fid = data[4], data[5], int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:12], "little")
+    if kind == RESPONSE and len(data) >= 4 + length:
+        try:
+            first = (fid, [(x.index, x.status, x.value.raw[:11]) for x in decode_results(bytes(data[12:4 + length]),
+                                                                                           count)])
+        except Malformed:
+            first = None
+if not is_(first, (77, [(0, nw.STATUS["NOREPLICAS"], b"-NOREPLICAS")]),
+           "replica-ack 1, no replica: the SET's result is a RESPONSE with status NOREPLICAS"):
+    diag("received %r (closed %s)" % (bytes(data[:200]), closed))
+
 # ---- requirepass: NOAUTH and WRONGPASS in the handshake ----------------------------------
 psrv = start_native(threads=1, extra=["--requirepass", "s3cret"], name="zarisd-pass")
 for user, pw, want, what in [
@@ -243,4 +285,46 @@ if len(nodes) == 2:
         "TOPOLOGY: the other node, its address, 8192-16383")
 NC.close()
 ok(srv.alive() and csrv.alive(), "the servers are up at the end")
+csrv.stop()
+
+# ---- MASTERDOWN: a replica of nothing, replica-serve-stale-data no -----------------------
+msrv = start_native(threads=1, name="zarisd-stale")
+MR = resp3(msrv)
+MR.call("CONFIG", "SET", "replica-serve-stale-data", "no")
+MR.call("REPLICAOF", "127.0.0.1", str(free_port()))
+with native(msrv) as NM:
+    same_error("GET on a replica whose link is down, no stale data: status MASTERDOWN, Redis's text",
+               NM.one(op_get("k")), MR.call("GET", "k"), nw.STATUS["MASTERDOWN"])
+msrv.stop()
+
+# ---- UNKILLABLE: SCRIPT KILL over native while a script that wrote loops ----------------
+usrv = start_native(threads=2, name="zarisd-unkillable")
+UR = usrv.client()
+UR.call("CONFIG", "SET", "busy-reply-threshold", "100")
+urun = usrv.client(timeout=WAIT)
+ctrl = usrv.client()
+un = native_on_workers(usrv, ctrl, worker_of(urun))
+ctrl.close()
+uo = client_on_other_worker(usrv, urun)
+uo.call("HELLO", "3")
+urun.send("EVAL", "redis.call('SET', KEYS[1], 'w') local i = 0 while true do i = i + 1 end", "1", "uk")
+res = None
+deadline = time.monotonic() + WAIT
+while "other" in un and time.monotonic() < deadline:
+    res = un["other"].one(op_get("k"))
+    if res.status != 0:
+        break
+    time.sleep(0.02)
+if "other" in un and res is not None and res.status == nw.STATUS["BUSY"]:
+    same_error("COMMAND SCRIPT KILL of a script that wrote: status UNKILLABLE, Redis's text",
+               un["other"].one(op_command("SCRIPT", "KILL")), uo.call("SCRIPT", "KILL"), nw.STATUS["UNKILLABLE"])
+else:
+    ok(False, "COMMAND SCRIPT KILL of a script that wrote: the script never made the server BUSY (%r)" % res)
+uo.send("SHUTDOWN", "NOSAVE")
+try:
+    usrv.proc.wait(WAIT)
+except subprocess.TimeoutExpired:
+    pass
+for c in un.values():
+    c.close()
 done_testing()
