@@ -263,12 +263,40 @@ for name, bad in (("bad kind", frame(9, 0, 0, b"")), ("unknown op", req([raw_op(
            "%s%s, then the client's EOF at once: GOODBYE still sent (%r, closed %s)"
            % (name, " and a request after it" if tail else "", reason, closed))
 
-# ---- a request of exactly the size limit's neighbourhood is not refused -----------------
+# ---- the size limits' edges ---------------------------------------------------------------
 c = native(srv)
 val = b"y" * BULK
 r = c.one(op_set("atlimit", val))
 is_(r.value.raw, b"+OK\r\n", "a value of exactly proto-max-bulk-len is taken")
 c.close()
+# PROTOCOL.md 1: a frame's payload (the bytes after the 12-byte header) is at
+# most proto-max-bulk-len + 1 MiB. Two SETs fill it exactly; one byte more
+# is over the limit.
+PAYLOAD_MAX = BULK + (1 << 20)
+for extra, name in ((0, "exactly"), (1, "one byte over")):
+    v2 = PAYLOAD_MAX - len(op_set("edge1", b"")) - len(op_set("edge2", b"")) - BULK + extra
+    stream = req([op_set("edge1", val), op_set("edge2", b"z" * v2)], fid=3)
+    assert len(stream) - 12 == PAYLOAD_MAX + extra
+    c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
+    c.send(H)
+    c.read_frame()
+    try:
+        c.send(stream)
+        r = c.read_response(3, 2)
+        got = ("answered", [x.value.raw for x in r.results], r.problems)
+    except Goodbye as g:
+        got = ("goodbye", g.reason)
+    except (Closed, OSError) as e:
+        # the server refused from the header on and closed while the rest was sent
+        reason = c.expect_goodbye(WAIT)[0]
+        got = ("goodbye", reason) if reason else ("closed", repr(e))
+    c.close()
+    if extra == 0:
+        is_(got, ("answered", [b"+OK\r\n", b"+OK\r\n"], []),
+            "a request whose payload is %s proto-max-bulk-len + 1 MiB (%d bytes) is served" % (name, PAYLOAD_MAX))
+    else:
+        is_(got[0], "goodbye", "a request whose payload is %s proto-max-bulk-len + 1 MiB: GOODBYE" % name)
+ok(still_served(), "served after the edges")
 
 # ---- random mutation fuzz ------------------------------------------------------------------
 rng = seeded_rng()
