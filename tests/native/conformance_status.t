@@ -4,14 +4,20 @@
 # and its text compared with what the same command gets over RESP3 on the
 # same server at the same moment:
 #   OOM (CONFIG SET maxmemory 1), NOREPLICAS (min-replicas-to-write 1, no
-#   replica), BUSY (a looping script sent over RESP, busy-reply-threshold
-#   100 ms; the wait is for the first -BUSY, not for a clock), READONLY (a
-#   zarisd made a replica with REPLICAOF over RESP), CLUSTERDOWN / MOVED /
-#   CROSSSLOT (a cluster-mode zarisd before and after a pushed topology
-#   that gives half the slots to another node), NOAUTH and WRONGPASS in the
-#   handshake (requirepass), and the HELLO flags and node id in cluster
-#   mode with TOPOLOGY's map. ASK, TRYAGAIN and BUSYKEY: zarisd has no slot
-#   migration and no RESTORE, so nothing produces them (noted, not tested).
+#   replica; and replica-ack 1, whose time-out must stay a framed result),
+#   BUSY (a looping script sent over RESP, busy-reply-threshold 100 ms;
+#   native clients on another worker and on the script's own; the wait is
+#   for the first -BUSY, not for a clock), NOTBUSY and UNKILLABLE (COMMAND
+#   SCRIPT KILL), READONLY (a zarisd made a replica with REPLICAOF over
+#   RESP), MASTERDOWN (a replica of nothing with replica-serve-stale-data
+#   no), CLUSTERDOWN / MOVED / CROSSSLOT (a cluster-mode zarisd before and
+#   after a pushed topology giving half the slots to another node), NOAUTH
+#   and WRONGPASS in the handshake (requirepass), maxclients' GOODBYE,
+#   CLIENT PAUSE WRITE holding native writes, and in cluster mode the HELLO
+#   flags, node id and TOPOLOGY's map (primaries, a replica, epoch).
+#   ASK, TRYAGAIN and BUSYKEY: zarisd has no slot migration and no RESTORE,
+#   so nothing produces them (not tested); LOADING, MISCONF, NOPERM, FENCED
+#   and EXECABORT are not reachable from a native request here either.
 
 import hashlib
 import os
@@ -173,6 +179,40 @@ if not is_(first, (77, [(0, nw.STATUS["NOREPLICAS"], b"-NOREPLICAS")]),
            "replica-ack 1, no replica: the SET's result is a RESPONSE with status NOREPLICAS"):
     diag("received %r (closed %s)" % (bytes(data[:200]), closed))
 
+# ---- maxclients refuses a native connection with GOODBYE --------------------------------
+nclients = int(info_field(R, "clients", "connected_clients"))
+R.call("CONFIG", "SET", "maxclients", str(nclients))
+c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
+try:
+    c.send(hello_frame())
+except OSError:
+    pass
+reason, closed, others = c.expect_goodbye(WAIT)
+c.close()
+R.call("CONFIG", "SET", "maxclients", "10000")
+ok(reason is not None and b"max number of clients" in reason and closed and not others,
+   "maxclients reached: a native connection gets GOODBYE (%r) and is closed" % reason)
+
+# ---- CLIENT PAUSE WRITE holds native writes, not reads -------------------------------------
+R.call("DEL", "paused")
+is_(R.call("CLIENT", "PAUSE", "100000", "WRITE").raw, b"+OK\r\n", "CLIENT PAUSE 100000 WRITE over RESP")
+NP = native(srv)
+is_(NP.one(op_get("paused")).value.raw, b"_\r\n", "a native GET runs during the pause")
+fid = NP.send_request([op_set("paused", "v")])
+# the SET must not run: poll a while (bounded) that it has not
+ran = False
+for _ in range(25):
+    if R.call("EXISTS", "paused").py():
+        ran = True
+        break
+    time.sleep(0.02)
+ok(not ran, "a native SET waits while writes are paused")
+R.call("CLIENT", "UNPAUSE")
+r = NP.read_response(fid, 1)
+ok(not r.problems and r[0].value.raw == b"+OK\r\n" and R.call("GET", "paused").py() == b"v",
+   "after CLIENT UNPAUSE it runs and is answered")
+NP.close()
+
 # ---- requirepass: NOAUTH and WRONGPASS in the handshake ----------------------------------
 psrv = start_native(threads=1, extra=["--requirepass", "s3cret"], name="zarisd-pass")
 for user, pw, want, what in [
@@ -229,10 +269,13 @@ same_error("GET before a topology: status CLUSTERDOWN, Redis's text", res, CR.ca
 
 other_id = hashlib.sha1(b"conformance/other").hexdigest()
 other_port = free_port()
+rep_id = hashlib.sha1(b"conformance/replica").hexdigest()
+rep_port = free_port()
 doc = "\n".join([
     "epoch 7", "cluster conformance", "myself %s" % myid.decode(),
     "node %s me 127.0.0.1 %d primary 0-8191" % (myid.decode(), csrv.port),
-    "node %s other 127.0.0.1 %d primary 8192-16383" % (other_id, other_port)]) + "\n"
+    "node %s other 127.0.0.1 %d primary 8192-16383" % (other_id, other_port),
+    "node %s rep 127.0.0.1 %d replica %s" % (rep_id, rep_port, other_id)]) + "\n"
 pushed = subprocess.run(["/usr/bin/redis-cli", "-p", str(csrv.port), "CLUSTER", "SETTOPOLOGY", doc],
                         capture_output=True, text=True, timeout=60)
 is_(pushed.stdout.strip(), "OK", "CLUSTER SETTOPOLOGY: this node 0-8191, another 8192-16383")
@@ -270,19 +313,20 @@ res = NC.one(op_mset([(mine, "1"), ("{%s}x" % mine, "2")]))
 is_(res.value.raw, b"+OK\r\n", "MSET of one slot (hash tag) runs")
 t = NC.one(op_topology())
 tp = t.value.py() if t.value.kind == "%" else {}
-nodes = sorted(tp.get(b"nodes", []), key=lambda n: n.get(b"slots", [[0]])[0][0]) if tp else []
-ok(tp.get(b"epoch") == 7 and tp.get(b"cluster") is True and len(nodes) == 2,
-   "TOPOLOGY in cluster mode: epoch 7, cluster true, two nodes (%r)" % t.value.raw[:200])
-if len(nodes) == 2:
-    is_((nodes[0].get(b"id"), nodes[0].get(b"port"), nodes[0].get(b"role"), nodes[0].get(b"slots")),
-        (myid, csrv.port, b"primary", [[0, 8191]]), "TOPOLOGY: this node, its RESP port, primary, 0-8191")
-    todo(nodes[0].get(b"native-port") == csrv.native_port,
-         "TOPOLOGY: this node's native-port is the one it serves (%r)" % nodes[0].get(b"native-port"),
-         "a topology document cannot declare native ports, so every node shows 0 (PROTOCOL.md 7 says how to "
-         "read 0, not how a port is declared)")
-    is_((nodes[1].get(b"id"), nodes[1].get(b"ip"), nodes[1].get(b"port"), nodes[1].get(b"primary"),
-         nodes[1].get(b"slots")), (other_id.encode(), b"127.0.0.1", other_port, b"", [[8192, 16383]]),
-        "TOPOLOGY: the other node, its address, 8192-16383")
+byid = {n.get(b"id"): n for n in tp.get(b"nodes", []) if isinstance(n, dict)} if tp else {}
+ok(tp.get(b"epoch") == 7 and tp.get(b"cluster") is True and len(byid) == 3,
+   "TOPOLOGY in cluster mode: epoch 7, cluster true, three nodes (%r)" % t.value.raw[:200])
+me, oth, rep = byid.get(myid, {}), byid.get(other_id.encode(), {}), byid.get(rep_id.encode(), {})
+is_((me.get(b"ip"), me.get(b"port"), me.get(b"role"), me.get(b"primary"), me.get(b"slots")),
+    (b"127.0.0.1", csrv.port, b"primary", b"", [[0, 8191]]), "TOPOLOGY: this node, its RESP port, primary, 0-8191")
+todo(me.get(b"native-port") == csrv.native_port,
+     "TOPOLOGY: this node's native-port is the one it serves (%r)" % me.get(b"native-port"),
+     "a topology document cannot declare native ports, so every node shows 0 (PROTOCOL.md 7 says how to "
+     "read 0, not how a port is declared)")
+is_((oth.get(b"ip"), oth.get(b"port"), oth.get(b"role"), oth.get(b"primary"), oth.get(b"slots")),
+    (b"127.0.0.1", other_port, b"primary", b"", [[8192, 16383]]), "TOPOLOGY: the other primary, 8192-16383")
+is_((rep.get(b"ip"), rep.get(b"port"), rep.get(b"role"), rep.get(b"primary"), rep.get(b"slots")),
+    (b"127.0.0.1", rep_port, b"replica", other_id.encode(), []), "TOPOLOGY: the replica, its primary's id, no slots")
 NC.close()
 ok(srv.alive() and csrv.alive(), "the servers are up at the end")
 csrv.stop()
