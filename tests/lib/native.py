@@ -490,10 +490,6 @@ class NativeClient:
                 if missing:
                     r.problems.append("LAST with %d ops unanswered (first %d)" % (len(missing), missing[0]))
                 return r
-            if None not in r.results:
-                # every op answered but LAST not set: the next frame must be
-                # LAST with no results, or the server broke PROTOCOL.md 5
-                pass
 
     def call(self, ops):
         """One request, its Response."""

@@ -98,6 +98,24 @@ RP.close()
 rep.stop()
 other.stop()
 
+# ---- no change-stream records for native writes ------------------------------------------
+# PROTOCOL.md 8: with RF1 native writes make no change-stream (journal)
+# record; RESP writes still do. INFO persistence's journal_seq is the
+# stream's last record.
+def journal_seq():
+    v = info_field(R, "persistence", "journal_seq")
+    return int(v) if v is not None else None
+
+
+j0 = journal_seq()
+resp = N.call([op_set("j%d" % i, "v") for i in range(50)] + [op_incrby("jc", 1), op_del("j0"),
+                                                            op_command("SET", "jcmd", "v")])
+j1 = journal_seq()
+R.call("SET", "jresp", "v")
+j2 = journal_seq()
+ok(j0 is not None and j1 == j0, "RF1: 53 native writes made no change-stream record (journal_seq %r -> %r)" % (j0, j1))
+ok(j2 is not None and j1 is not None and j2 > j1, "RF1: a RESP write still does (%r -> %r)" % (j1, j2))
+
 # ---- native writes, SAVE, kill -9, restart ---------------------------------------------------
 R.call("FLUSHALL")
 resp = N.call([op_set("s%d" % i, "v%d" % i) for i in range(500)] + [
