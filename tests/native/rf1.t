@@ -14,6 +14,7 @@
 # zarisd without RF1.
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,7 +47,9 @@ def start_refused(extra):
                 p.wait()
             rc = None
         out.seek(0)
-        return rc, out.read().decode("utf-8", "replace")
+        text = out.read().decode("utf-8", "replace")
+    shutil.rmtree(d, ignore_errors=True)
+    return rc, text
 
 
 # ---- refused at start-up ---------------------------------------------------------------------
