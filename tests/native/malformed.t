@@ -29,7 +29,7 @@ import native as nw  # noqa: E402
 BULK = 1 << 20  # --proto-max-bulk-len: the smallest zarisd takes
 WAIT = 10.0 * SLOW
 
-srv = start_native(threads=2, extra=["--proto-max-bulk-len", str(BULK)])
+srv = start_native(threads=2, extra=["--proto-max-bulk-len", str(BULK), "--loglevel", "verbose"])
 R = srv.client()
 N = native(srv)
 MAX_FRAME = N.hello_reply.max_frame
@@ -226,6 +226,14 @@ for tag, problems in sorted(failures.items()):
     diag("%s: %s" % (tag, "; ".join(problems)))
 for tag in sorted(reasons):
     note("%s: %r" % (tag, reasons[tag]))
+# PROTOCOL.md 9: each is logged at verbose level with the client's address
+with open(srv.logpath, "rb") as f:
+    log_lines = f.read().split(b"\n")
+unlogged = sorted(set(r for r in reasons.values() if r and not any(r in l and b"127.0.0.1" in l for l in log_lines)))
+ok(not unlogged, "every GOODBYE reason is in the verbose log with the client's address (%d reasons)"
+   % len(set(reasons.values())))
+for r in unlogged[:5]:
+    diag("not logged: %r" % r)
 # one TAP line per corpus entry too, so that prove names what broke
 for group, with_hello in ((CORPUS, True), (BEFORE_HELLO, False)):
     for name, *_ in group:
