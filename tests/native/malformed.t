@@ -6,13 +6,18 @@
 # answers GOODBYE with a reason (checked loosely: it names what is wrong)
 # and closes, no RESPONSE comes for that frame, nothing of that frame ran (a
 # SET of a canary key before the bad part of the same frame did not
-# happen), INFO's total_native_protocol_errors grows by one, and a native
-# and a RESP client that stay connected meanwhile are still served.
-# Then a valid request fed byte by byte works, and a seeded random
-# mutation fuzz of valid frames (ZARIS_SEED repeats a run; ZARIS_NATIVE_FUZZ
-# sets the count) never crashes the server and never leaves a connection
-# hanging: after the client's write side is shut, each one ends with valid
-# frames and a close, a GOODBYE being the last frame when one comes.
+# happen), INFO's total_native_protocol_errors grows by one, the reason is
+# in the verbose log with the client's address, and a native and a RESP
+# client that stay connected meanwhile are still served.
+# Then: a GOODBYE must still come when the client shuts its write side
+# right after the bad bytes; a valid request fed byte by byte works; the
+# frame size limit's edges as PROTOCOL.md 1 gives them (payload bytes); and
+# a seeded random mutation fuzz of valid frames (ZARIS_SEED repeats a run;
+# ZARIS_NATIVE_FUZZ sets the count), against zarisd with and without
+# native-rf1, never crashes the server and never leaves a connection
+# hanging: a stream the server can decide on ends with every request
+# answered or a GOODBYE and a close (the counter growing by one exactly
+# then); a cut one is closed after the client's EOF.
 
 import os
 import re
@@ -36,8 +41,8 @@ MAX_FRAME = N.hello_reply.max_frame
 H = hello_frame()
 
 
-def errors_counted():
-    v = info_field(R, "stats", "total_native_protocol_errors")
+def errors_counted(rc=None):
+    v = info_field(rc or R, "stats", "total_native_protocol_errors")
     return int(v) if v is not None else None
 
 
@@ -162,14 +167,21 @@ def send_all(c, data, slowly):
         return False
 
 
-def still_served():
-    global N
+_probe_clients = {}
+
+
+def still_served(s=None, rc=None):
+    """Whether a native client of S (default srv) that stays connected, and
+    the RESP client RC, are served."""
+    s, rc = s or srv, rc or R
+    c = _probe_clients.get(s.native_port) or native(s)
     try:
-        good = N.one(op_get("probe")).value.raw == b"$1\r\np\r\n"
+        good = c.one(op_get("probe")).value.raw == b"$1\r\np\r\n"
+        _probe_clients[s.native_port] = c
     except (AssertionError, Goodbye, Closed, OSError):
-        N = native(srv)
+        _probe_clients.pop(s.native_port, None)
         good = False
-    return good and R.call("PING").raw == b"+PONG\r\n"
+    return good and rc.call("PING").raw == b"+PONG\r\n"
 
 
 R.call("SET", "probe", "p")
@@ -439,75 +451,83 @@ def read_until(c, data, deadline, done):
         data += chunk
 
 
-R.call("SET", "probe", "p")
-before = last = errors_counted()
-fuzz_bad, outcomes = [], {"goodbye": 0, "answered": 0, "closed": 0}
-for i in range(COUNT):
-    ops = [random_op() for _ in range(rng.randrange(1, 6))]
-    body = req(ops, fid=rng.randrange(1 << 32))
-    if rng.random() < 0.15:
-        stream = mutate(H, 0) + body
-    else:
-        stream = H + mutate(body, 0)
-    nreq, decidable = stream_shape(stream)
-    try:
-        c = NativeClient(srv.native_port, timeout=WAIT, hello=False)
-    except OSError as e:
-        fuzz_bad.append((i, "connect: %s" % e))
-        break
-    try:
-        c.send(stream)
-    except OSError:
-        pass
-    data = bytearray()
-    bad = []
-    goodbye = lambda fr: any(k == GOODBYE for k, _ in fr)  # noqa: E731
-    if decidable:
-        # the server must answer every request or send GOODBYE, and close after a GOODBYE
-        how = read_until(c, data, time.monotonic() + WAIT,
-                         lambda fr: goodbye(fr) or sum(1 for k, f in fr if k == RESPONSE and f & LAST) >= nreq and
-                         any(k == HELLO for k, _ in fr))
-        if how == "timeout":
-            bad.append("no answer and no GOODBYE (hang)")
-        elif how == "closed":
-            bad.append("closed without GOODBYE")
-        elif goodbye(server_frames(data)):
-            how = read_until(c, data, time.monotonic() + WAIT, lambda fr: False)
-            if how != "closed":
-                bad.append("not closed after GOODBYE")
-        closed = True
-    else:
-        # a frame is cut: the server may wait for the rest; after the
-        # client's EOF it must close
-        read_until(c, data, time.monotonic() + 0.2, goodbye)
+def fuzz(fsrv, rc, label):
+    """The mutation fuzz against FSRV (RC: a RESP client of it)."""
+    rc.call("SET", "probe", "p")
+    before = last = errors_counted(rc)
+    fuzz_bad, outcomes = [], {"goodbye": 0, "answered": 0, "closed": 0}
+    for i in range(COUNT):
+        ops = [random_op() for _ in range(rng.randrange(1, 6))]
+        body = req(ops, fid=rng.randrange(1 << 32))
+        if rng.random() < 0.15:
+            stream = mutate(H, 0) + body
+        else:
+            stream = H + mutate(body, 0)
+        nreq, decidable = stream_shape(stream)
         try:
-            c.sock.shutdown(socket.SHUT_WR)
+            c = NativeClient(fsrv.native_port, timeout=WAIT, hello=False)
+        except OSError as e:
+            fuzz_bad.append((i, "connect: %s" % e))
+            break
+        try:
+            c.send(stream)
         except OSError:
             pass
-        closed = read_until(c, data, time.monotonic() + WAIT, lambda fr: False) == "closed"
-    c.close()
-    more, kinds = check_frames(bytes(data), closed)
-    bad += more
-    # a violation is counted once, and one counted was answered with GOODBYE
-    now = errors_counted()
-    grew = None if now is None or last is None else now - last
-    if decidable and grew != (1 if GOODBYE in kinds else 0):
-        bad.append("total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
-    if not decidable and (grew is None or grew > 1 or (GOODBYE in kinds and grew != 1)):
-        bad.append("cut stream: total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
-    last = now
-    outcomes["goodbye" if GOODBYE in kinds else "answered" if RESPONSE in kinds else "closed"] += 1
-    if bad:
-        fuzz_bad.append((i, bad, stream[:80]))
-    if not srv.alive():
-        bail_out("the server died on fuzz case %d (%r); log:\n%s" % (i, stream[:200], srv.log_tail(2000)))
-ok(not fuzz_bad, "%d mutated streams: valid frames, every request answered or GOODBYE then close, cut ones closed "
-   "after EOF (%s)"
-   % (COUNT, outcomes))
-for b in fuzz_bad[:10]:
-    diag("fuzz case %r" % (b,))
-after = errors_counted()
-ok(before is not None and after is not None and after - before >= outcomes["goodbye"],
-   "total_native_protocol_errors counted the fuzz's GOODBYEs (%r -> %r, %d)" % (before, after, outcomes["goodbye"]))
-ok(srv.alive() and still_served(), "the server still serves native and RESP clients after the fuzz")
+        data = bytearray()
+        bad = []
+        goodbye = lambda fr: any(k == GOODBYE for k, _ in fr)  # noqa: E731
+        if decidable:
+            # the server must answer every request or send GOODBYE, and close after a GOODBYE
+            how = read_until(c, data, time.monotonic() + WAIT,
+                             lambda fr: goodbye(fr) or sum(1 for k, f in fr if k == RESPONSE and f & LAST) >= nreq and
+                             any(k == HELLO for k, _ in fr))
+            if how == "timeout":
+                bad.append("no answer and no GOODBYE (hang)")
+            elif how == "closed":
+                bad.append("closed without GOODBYE")
+            elif goodbye(server_frames(data)):
+                how = read_until(c, data, time.monotonic() + WAIT, lambda fr: False)
+                if how != "closed":
+                    bad.append("not closed after GOODBYE")
+            closed = True
+        else:
+            # a frame is cut: the server may wait for the rest; after the
+            # client's EOF it must close
+            read_until(c, data, time.monotonic() + 0.2, goodbye)
+            try:
+                c.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            closed = read_until(c, data, time.monotonic() + WAIT, lambda fr: False) == "closed"
+        c.close()
+        more, kinds = check_frames(bytes(data), closed)
+        bad += more
+        # a violation is counted once, and one counted was answered with GOODBYE
+        now = errors_counted(rc)
+        grew = None if now is None or last is None else now - last
+        if decidable and grew != (1 if GOODBYE in kinds else 0):
+            bad.append("total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
+        if not decidable and (grew is None or grew > 1 or (GOODBYE in kinds and grew != 1)):
+            bad.append("cut stream: total_native_protocol_errors grew by %r, GOODBYE %s" % (grew, GOODBYE in kinds))
+        last = now
+        outcomes["goodbye" if GOODBYE in kinds else "answered" if RESPONSE in kinds else "closed"] += 1
+        if bad:
+            fuzz_bad.append((i, bad, stream[:80]))
+        if not fsrv.alive():
+            bail_out("the server died on fuzz case %d (%r); log:\n%s" % (i, stream[:200], fsrv.log_tail(2000)))
+    ok(not fuzz_bad, "%s: %d mutated streams: valid frames, every request answered or GOODBYE then close, cut ones closed "
+       "after EOF (%s)"
+       % (label, COUNT, outcomes))
+    for b in fuzz_bad[:10]:
+        diag("fuzz case %r" % (b,))
+    after = errors_counted(rc)
+    ok(before is not None and after is not None and after - before >= outcomes["goodbye"],
+       "%s: total_native_protocol_errors counted the fuzz's GOODBYEs (%r -> %r, %d)"
+       % (label, before, after, outcomes["goodbye"]))
+    ok(fsrv.alive() and still_served(fsrv, rc), "%s: still serves native and RESP clients after the fuzz" % label)
+
+
+fuzz(srv, R, "zarisd")
+rf1 = start_native(threads=2, extra=["--proto-max-bulk-len", str(BULK), "--native-rf1", "yes"], name="zarisd-rf1")
+fuzz(rf1, rf1.client(), "zarisd with native-rf1")
 done_testing()
