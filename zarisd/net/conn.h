@@ -101,6 +101,7 @@ struct conn {
 	size_t qlen, qcap;
 	bool send_queued; /* on the worker's pending-send list */
 	bool close_after_send;
+	bool peer_eof;		    /* the peer closed its side: nothing more is read (worker_peer_eof) */
 	bool obuf_overflow;	    /* over the output limit: closed without sending */
 	bool outbound;		    /* made by conn_connect */
 	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
@@ -139,10 +140,10 @@ static inline const void *conn_session_const(const struct conn *c)
 }
 
 /* Whether the backend should read C's socket: not while its requests are
- * held for backpressure. */
+ * held for backpressure, nor after the peer's EOF. */
 static inline bool conn_reading(const struct conn *c)
 {
-	return !c->bp_hold;
+	return !c->bp_hold && !c->peer_eof;
 }
 
 /* Allocates a connection for FD accepted by worker W, speaking OPS, and

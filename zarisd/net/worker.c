@@ -624,3 +624,13 @@ int64_t worker_turn_end(struct worker *w)
 	int64_t wait_us = w->next_cron_us > now ? w->next_cron_us - now : 0;
 	return blocked_us < wait_us ? blocked_us : wait_us;
 }
+
+bool worker_peer_eof(struct worker *w, struct conn *c)
+{
+	if (!c->out->bytes || c->obuf_overflow)
+		return false;
+	c->peer_eof = true;
+	c->close_after_send = true;
+	worker_queue_send(w, c);
+	return true;
+}
