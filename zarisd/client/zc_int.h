@@ -174,6 +174,11 @@ int zc_node_by_resp(struct zaris *z, const char *host, size_t hlen, uint16_t por
 int zc_topo_apply(struct zaris *z, const struct zaris_value *v);
 
 /* zaris.c */
+/* A client with its options (defaults applied) and its seed node, not
+ * connected: zaris_connect's first step (and unit tests' way in). NULL
+ * without memory. zc_client_free undoes it (zaris_close). */
+struct zaris *zc_client_new(const struct zaris_options *o);
+void zc_client_free(struct zaris *z);
 void zc_set_err(struct zaris *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* zc_engine.c: routing, framing, the I/O loop */
