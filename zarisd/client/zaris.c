@@ -157,7 +157,8 @@ int zaris_connect(const struct zaris_options *o, struct zaris **out, char *err, 
 	if (rc)
 		goto out_fail;
 	z->server_flags = flags;
-	z->cluster = o->cluster == ZARIS_CLUSTER_ON || (o->cluster == ZARIS_CLUSTER_AUTO && (flags & NW_HELLO_CLUSTER));
+	z->cluster = o->cluster == ZARIS_CLUSTER_ON ||
+		     (o->cluster == ZARIS_CLUSTER_AUTO && (flags & NW_HELLO_CLUSTER));
 	if (o->cluster == ZARIS_CLUSTER_ON && !(flags & NW_HELLO_CLUSTER)) {
 		zc_set_err(z, "%s:%u: not in cluster mode", z->opts.host, o->port);
 		rc = ZARIS_E_INVAL;
