@@ -336,6 +336,12 @@ int main(int argc, char **argv)
 	}
 	zr_free(args.names);
 	zr_free(args.values);
+	const char *rf1 = settings_rf1_conflict(&cfg);
+	if (rf1) {
+		fprintf(stderr, "zarisd: %s\n", rf1);
+		settings_free(&cfg);
+		return 2;
+	}
 	if (cfg.logfile[0] && zr_log_open(cfg.logfile) < 0) {
 		fprintf(stderr, "zarisd: cannot open log file %s: %s\n", cfg.logfile, strerror(errno));
 		settings_free(&cfg);

@@ -125,6 +125,15 @@ void cmd_config_set(struct client *c)
 				goto out;
 			}
 		settings_get(c->srv->cfg, names[i], capture_value, &old[i]);
+		/* native-rf1 (start-up only) keeps one copy: no log beside it */
+		if (c->srv->cfg->native_rf1 && !strcasecmp(names[i], "appendonly") &&
+		    !strcasecmp(values[i], "yes")) {
+			reply_errorf(
+				&c->out,
+				"ERR CONFIG SET failed (possibly related to argument 'appendonly') - native-rf1 "
+				"is on: this node keeps one copy and writes no append-only log");
+			goto out;
+		}
 	}
 	for (; applied < npairs; applied++) {
 		if (settings_set(c->srv->cfg, names[applied], values[applied], false, err, sizeof(err)) < 0) {

@@ -320,6 +320,10 @@ static void section_stats(struct textbuf *t, struct client *c)
 		       (unsigned long long)v[INFO_STAT_client_output_buffer_limit_disconnections]);
 	/* zarisd's own (script/script.h) */
 	textbuf_printf(t, "scripts_all_shards_locked:%llu\r\n", (unsigned long long)script_all_locked_runs());
+	/* the native protocol's (net/native_session.h) */
+	textbuf_printf(t, "total_native_connections_received:%llu\r\ntotal_native_protocol_errors:%llu\r\n",
+		       (unsigned long long)v[INFO_STAT_native_connections],
+		       (unsigned long long)v[INFO_STAT_native_protocol_errors]);
 }
 
 static void section_replication(struct textbuf *t, struct client *c)

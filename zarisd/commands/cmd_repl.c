@@ -13,6 +13,7 @@
 #include "zarisd/repl/repl.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/server.h"
+#include "zarisd/server/settings.h"
 
 static bool have_repl(struct client *c)
 {
@@ -30,6 +31,12 @@ void cmd_replicaof(struct client *c)
 	if (cmd_arg_is(c, 1, "no") && cmd_arg_is(c, 2, "one")) {
 		repl_replicaof(c->srv->repl, NULL, 0, err, sizeof(err));
 		reply_ok(&c->out);
+		return;
+	}
+	if (c->srv->cfg->native_rf1) {
+		reply_error(
+			&c->out,
+			"ERR native-rf1 is on: this node keeps the only copy and cannot become a replica");
 		return;
 	}
 	long long port;
@@ -71,6 +78,10 @@ static void attach(struct client *c, const char *replid, long long offset)
 {
 	if (!have_repl(c))
 		return;
+	if (c->srv->cfg->native_rf1) {
+		reply_error(&c->out, "ERR native-rf1 is on: this node keeps one copy and feeds no replicas");
+		return;
+	}
 	if (atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed) &&
 	    !atomic_load_explicit(&c->srv->repl_link_up, memory_order_relaxed)) {
 		/* Redis: a replica serves its own replicas only once in sync */
@@ -151,6 +162,10 @@ void cmd_wait(struct client *c)
 {
 	if (!have_repl(c))
 		return;
+	if (c->srv->cfg->native_rf1) {
+		reply_error(&c->out, "ERR native-rf1 is on: this node keeps one copy and feeds no replicas");
+		return;
+	}
 	if (atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed)) {
 		reply_error(&c->out,
 			    "ERR WAIT cannot be used with replica instances. Please also note that since "

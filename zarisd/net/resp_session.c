@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/pubsub.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/net/session_client.h"
 #include "zarisd/net/worker.h"
 #include "zarisd/proto/resp.h"
 #include "zarisd/server/client.h"
@@ -21,19 +23,6 @@
 #include "zarisd/server/settings.h"
 #include "zarisd/server/stats.h"
 #include "zarisd/store/store.h"
-
-#define PROTECTED_MODE_ERROR                                                                                       \
-	"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for " \
-	"the default user. In this mode connections are only accepted from the loopback interface. If you want "   \
-	"to connect from external computers to Redis you may adopt one of the following solutions: 1) Just "       \
-	"disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface "   \
-	"by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not "         \
-	"publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "    \
-	"Alternatively you can just disable the protected mode by editing the Redis configuration file, and "      \
-	"setting the protected mode option to 'no', and then restarting the server. 3) If you started the server " \
-	"manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "              \
-	"authentication password for the default user. NOTE: You only need to do one of the above things in "      \
-	"order for the server to start accepting connections from the outside.\r\n"
 
 struct resp_session {
 	struct client client; /* client.conn points to the transport */
@@ -46,120 +35,33 @@ static inline struct resp_session *sess(struct conn *c)
 	return conn_session(c);
 }
 
-static bool peer_is_loopback(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return false;
-	if (ss.ss_family == AF_INET)
-		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss.ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
-	return ss.ss_family == AF_UNIX;
-}
-
-/* Writes a short error straight to a socket about to be closed; the
- * socket buffer of a new connection always has room for it. */
-static void refuse(int fd, const char *msg)
-{
-	ssize_t n = write(fd, msg, strlen(msg));
-	(void)n;
-}
-
+/* Writes "-WHY\r\n" straight to a socket about to be closed; the socket
+ * buffer of a new connection always has room for it. */
 static bool resp_admit(struct worker *w, int fd)
 {
-	struct settings *cfg = w->srv->cfg;
-	if (registry_count(w->srv->clients) >=
-	    (uint64_t)atomic_load_explicit(&cfg->maxclients, memory_order_relaxed)) {
-		STAT_INC(w->stats, rejected_connections);
-		refuse(fd, "-ERR max number of clients reached\r\n");
-		return false;
-	}
-	if (atomic_load_explicit(&cfg->protected_mode, memory_order_relaxed) &&
-	    !settings_requirepass_set(cfg) && !peer_is_loopback(fd)) {
-		refuse(fd, PROTECTED_MODE_ERROR);
-		return false;
-	}
-	return true;
-}
-
-static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t size, bool *loopback)
-{
-	char ip[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
-	*loopback = false;
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-		port = ntohs(in->sin_port);
-		*loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-		snprintf(buf, size, "%s:%d", ip, port);
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-		port = ntohs(in6->sin6_port);
-		*loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
-		snprintf(buf, size, "%s:%d", ip, port);
-	} else {
-		*loopback = true; /* unix socket */
-		snprintf(buf, size, "/unix:0");
-	}
-}
-
-/* Whether two "ip:port" texts name the same ip: a connection from this
- * machine to one of its own addresses. */
-static bool same_ip(const char *a, const char *b)
-{
-	const char *ca = strrchr(a, ':'), *cb = strrchr(b, ':');
-	return ca && cb && ca - a == cb - b && ca > a && !memcmp(a, b, (size_t)(ca - a));
+	const char *why = session_client_refusal(w, fd);
+	if (!why)
+		return true;
+	struct iovec iov[3] = { { "-", 1 }, { (void *)why, strlen(why) }, { "\r\n", 2 } };
+	ssize_t n = writev(fd, iov, 3);
+	(void)n;
+	return false;
 }
 
 static void resp_open(struct conn *c, void *arg)
 {
 	(void)arg;
-	struct worker *w = c->w;
 	struct resp_session *s = sess(c);
-	int fd = c->fd;
-	dispatch_client_init(&s->client, w->srv, w->index, w->stats);
-	s->client.conn = c;
-	s->client.fd = fd;
+	session_client_open(c, &s->client);
 	resp_parser_init(&s->parser);
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	bool loop = false, dummy;
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-		format_addr(&ss, s->client.addr, sizeof(s->client.addr), &loop);
-	sl = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-		format_addr(&ss, s->client.laddr, sizeof(s->client.laddr), &dummy);
-	if (loop)
-		s->client.flags |= CLIENT_LOOPBACK;
-	else if (same_ip(s->client.addr, s->client.laddr))
-		s->client.flags |= CLIENT_SAME_HOST;
-	c->out = &s->client.out;
-	c->last_interaction_ms = &s->client.last_interaction_ms;
-	c->durable_seq = &s->client.journal_seq;
-	c->repl_seq = &s->client.repl_seq;
-	c->log_id = s->client.id;
-	c->log_addr = s->client.addr;
-	registry_add(w->srv->clients, &s->client);
-	STAT_INC(w->stats, connected_clients);
 }
-
 static void resp_close(struct conn *c, int error)
 {
 	(void)error;
-	struct worker *w = c->w;
 	struct resp_session *s = sess(c);
-	dispatch_client_free(&s->client);
-	registry_remove(w->srv->clients, &s->client);
-	STAT_ADD(w->stats, connected_clients, (uint64_t)-1);
-	obuf_free(&s->client.out);
+	session_client_close(c, &s->client);
 	resp_parser_free(&s->parser);
-	zr_free(s->client.name);
 }
-
 static void resp_limits(const struct resp_session *s, struct resp_limits *lim)
 {
 	struct settings *cfg = s->client.srv->cfg;
@@ -295,20 +197,8 @@ static bool limits_equal(const struct resp_limits *x, const struct resp_limits *
 
 static bool resp_output_ok(struct conn *c, int64_t now_ms)
 {
-	struct resp_session *s = sess(c);
-	struct settings *cfg = c->w->srv->cfg;
-	unsigned long long hard = atomic_load_explicit(&cfg->obuf_hard_limit, memory_order_relaxed);
-	unsigned long long soft = atomic_load_explicit(&cfg->obuf_soft_limit, memory_order_relaxed);
-	long long secs = atomic_load_explicit(&cfg->obuf_soft_seconds, memory_order_relaxed);
-	if (pubsub_client_is_subscribed(&s->client)) {
-		/* pub/sub: a subscribed client is of Redis's "pubsub" class */
-		hard = atomic_load_explicit(&cfg->obuf_pubsub_hard_limit, memory_order_relaxed);
-		soft = atomic_load_explicit(&cfg->obuf_pubsub_soft_limit, memory_order_relaxed);
-		secs = atomic_load_explicit(&cfg->obuf_pubsub_soft_seconds, memory_order_relaxed);
-	}
-	return conn_check_output_limits(c, now_ms, hard, soft, secs);
+	return session_client_output_ok(c, &sess(c)->client, now_ms);
 }
-
 /* Parses and runs requests in BUF[0..LEN). Returns the bytes consumed
  * (complete requests); stops early at a pause, a block, a backpressure
  * hold, a protocol error or a close requested. */
@@ -405,56 +295,24 @@ static size_t resp_consume(struct conn *c, char *buf, size_t len)
 	return pos;
 }
 
-/* Publishes the shared fields other workers read (CLIENT LIST). */
-static void publish(struct conn *c, struct resp_session *s)
-{
-	atomic_store_explicit(&s->client.shared_qbuf, c->qlen, memory_order_relaxed);
-	atomic_store_explicit(&s->client.shared_omem, s->client.out.alloc, memory_order_relaxed);
-	atomic_store_explicit(&s->client.shared_db, s->client.db, memory_order_relaxed);
-	atomic_store_explicit(&s->client.shared_flags, (int)s->client.flags, memory_order_relaxed);
-}
-
 static bool resp_tick(struct conn *c, bool timer, unsigned *paused)
 {
 	struct resp_session *s = sess(c);
 	struct worker *w = c->w;
 	if (atomic_load_explicit(&s->client.kill_requested, memory_order_acquire))
 		return false;
-	if (s->paused) {
-		int mode = atomic_load_explicit(&w->srv->pause_mode, memory_order_acquire);
-		bool pause_over =
-			mode == PAUSE_NONE ||
-			w->now_ms >= atomic_load_explicit(&w->srv->pause_end_ms, memory_order_relaxed);
-		if (pause_over || mode == PAUSE_WRITE) {
-			/* a WRITE pause may be holding a read: retry, it re-pauses if needed */
-			s->paused = false;
-			if (!conn_retry(c))
-				return false;
-			if (s->client.out.bytes || c->close_after_send)
-				worker_queue_send(w, c);
-		}
-		if (s->paused)
-			(*paused)++;
-		return true;
-	}
+	if (s->paused)
+		return session_client_tick_paused(c, &s->client, &s->paused, paused);
 	if (!timer)
 		return true;
 	/* a client that sends while it reads nothing: conn.h */
 	if (conn_check_stall(c, w->now_ms))
 		worker_queue_send(w, c);
-	int timeout = atomic_load_explicit(&w->srv->cfg->timeout, memory_order_relaxed);
-	int64_t last = atomic_load_explicit(&s->client.last_interaction_ms, memory_order_relaxed);
-	/* like Redis, subscribers and blocked clients are never closed for
-	 * being idle; nor one whose replies wait for the socket, unless its
-	 * requests are held (backpressure): then nothing was sent for the
-	 * whole time either */
-	if (timeout > 0 && w->now_ms - last > (int64_t)timeout * 1000 &&
-	    (s->client.out.bytes == 0 || (c->bp_hold && !c->durable_waiting)) &&
-	    !(s->client.flags & CLIENT_BLOCKED) && !pubsub_client_is_subscribed(&s->client)) {
+	if (session_client_idle_expired(c, &s->client)) {
 		zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)s->client.id);
 		return false;
 	}
-	publish(c, s);
+	session_client_publish(c, &s->client);
 	return true;
 }
 

@@ -27,14 +27,15 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/conn.h"
+#include "zarisd/net/native_session.h"
 #include "zarisd/net/resp_session.h"
 #include "zarisd/persist/persist.h"
 #include "zarisd/store/store.h"
 
 /* The listener table: each row a kind of listener, the port it takes
  * from the settings and the protocol its connections speak; every row
- * listens on every bind address. Today's one protocol is RESP on `port`;
- * a second kind (the native protocol) is a row here plus its proto_ops. */
+ * listens on every bind address: RESP on `port`, the native protocol on
+ * `native-port` when it is set. */
 struct listener_kind {
 	const char *proto;
 	int (*port)(const struct settings *cfg); /* < 0: this kind is off */
@@ -46,8 +47,14 @@ static int resp_port(const struct settings *cfg)
 	return cfg->port;
 }
 
+static int native_port(const struct settings *cfg)
+{
+	return cfg->native_port ? cfg->native_port : -1;
+}
+
 static const struct listener_kind listener_kinds[] = {
 	{ "resp", resp_port, &resp_session_ops },
+	{ "native", native_port, &native_session_ops },
 };
 #define NKINDS (sizeof(listener_kinds) / sizeof(listener_kinds[0]))
 

@@ -534,3 +534,40 @@ void reply_set_deferred(struct obuf *o, struct reply_deferred *d, enum reply_agg
 	}
 	d->chunk = NULL;
 }
+
+void reply_fixed_reserve(struct obuf *o, size_t n, struct reply_fixed *f)
+{
+	assert(!o->muted && n <= REPLY_HDR_MAX);
+	f->bytes_before = o->bytes;
+	char *d = ob_reserve(o, n);
+	memset(d, 0, n);
+	f->chunk = o->tail;
+	f->off = (uint32_t)(d - o->tail->data);
+	f->len = (uint32_t)n;
+	ob_commit(o, n);
+}
+
+void reply_fixed_fill(struct reply_fixed *f, const void *bytes)
+{
+	memcpy(f->chunk->data + f->off, bytes, f->len);
+}
+
+int reply_fixed_next_byte(const struct obuf *o, const struct reply_fixed *f)
+{
+	if (o->bytes == f->bytes_before + f->len)
+		return -1;
+	const struct obuf_chunk *c = f->chunk;
+	uint32_t at = f->off + f->len;
+	while (c && at >= c->used) {
+		c = c->next;
+		at = 0;
+	}
+	return c ? (unsigned char)c->data[at] : -1;
+}
+
+void reply_fixed_cancel(struct obuf *o, struct reply_fixed *f)
+{
+	assert(o->tail == f->chunk && f->chunk->used == f->off + f->len);
+	f->chunk->used -= f->len;
+	o->bytes -= f->len;
+}

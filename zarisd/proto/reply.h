@@ -119,4 +119,27 @@ void reply_deferred(struct obuf *o, struct reply_deferred *d);
 /* Writes the header reserved by D: N elements (pairs for a map). */
 void reply_set_deferred(struct obuf *o, struct reply_deferred *d, enum reply_agg type, long n);
 
+/* A fixed-size header reserved for bytes known only later (the native
+ * protocol's frame and result headers): N contiguous bytes at the current
+ * end of O, written by reply_fixed_fill() before the obuf is sent
+ * (obuf_iov). Unlike reply_deferred nothing moves: the size is fixed. O
+ * must not be muted. */
+struct reply_fixed {
+	struct obuf_chunk *chunk;
+	uint32_t off, len;
+	size_t bytes_before; /* o->bytes before the reservation */
+};
+void reply_fixed_reserve(struct obuf *o, size_t n, struct reply_fixed *f);
+void reply_fixed_fill(struct reply_fixed *f, const void *bytes);
+/* Bytes written to O since F's reservation began (the reservation
+ * included); valid while nothing of O was sent since. */
+static inline size_t reply_fixed_span(const struct obuf *o, const struct reply_fixed *f)
+{
+	return o->bytes - f->bytes_before;
+}
+/* The first byte written after F's reservation, or -1 when none was. */
+int reply_fixed_next_byte(const struct obuf *o, const struct reply_fixed *f);
+/* Takes back F's reservation, which must be the last thing written to O. */
+void reply_fixed_cancel(struct obuf *o, struct reply_fixed *f);
+
 #endif

@@ -1140,3 +1140,24 @@ static int redis_set(struct settings *s, const struct schema_entry *row, const c
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
+
+static void read_replicaof(const char *name, const char *value, void *ctx)
+{
+	if (!strcasecmp(name, "replicaof") && value[0])
+		*(bool *)ctx = true;
+}
+
+const char *settings_rf1_conflict(struct settings *s)
+{
+	if (!s->native_rf1)
+		return NULL;
+	if (atomic_load_explicit(&s->aof_enabled, memory_order_relaxed))
+		return "native-rf1 yes keeps one copy and makes no journal records: it cannot be combined with "
+		       "appendonly yes";
+	bool replica = false;
+	settings_get(s, "replicaof", read_replicaof, &replica);
+	if (replica)
+		return "native-rf1 yes keeps one copy: it cannot be combined with replicaof (this node would be "
+		       "a replica)";
+	return NULL;
+}

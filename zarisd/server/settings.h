@@ -173,4 +173,9 @@ bool settings_requirepass_check(struct settings *s, const char *pw, size_t len);
 /* Lists every setting name with a one-line description (for --help). */
 void settings_print_help(FILE *f);
 
+/* native-rf1 keeps one copy: why S's other settings contradict it (the
+ * append-only log is on, or replicaof names a primary), as an error text
+ * naming both, or NULL when they do not (or native-rf1 is off). */
+const char *settings_rf1_conflict(struct settings *s);
+
 #endif

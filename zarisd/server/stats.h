@@ -14,22 +14,24 @@
 
 struct info_errtable;
 
-#define WORKER_STATS_FIELDS(X)                                         \
-	X(commands_processed)	/* commands executed on this worker */ \
-	X(connections_received) /* connections accepted */             \
-	X(rejected_connections) /* refused by maxclients */            \
-	X(connected_clients)	/* currently open (gauge) */           \
-	X(net_input_bytes)                                             \
-	X(net_output_bytes)                                            \
-	X(errorstat_total) /* error replies sent */                    \
-	X(unexpected_error_replies)                                    \
-	X(total_reads)	/* recv completions */                         \
-	X(total_writes) /* send submissions */                         \
-	X(loop_iterations)                                             \
-	X(client_query_buffer_limit_disconnections)                    \
-	X(client_output_buffer_limit_disconnections)                   \
-	X(protocol_errors)                                             \
-	X(expire_cycle_us) /* time spent in active expiry */
+#define WORKER_STATS_FIELDS(X)                                                    \
+	X(commands_processed)	/* commands executed on this worker */            \
+	X(connections_received) /* connections accepted */                        \
+	X(rejected_connections) /* refused by maxclients */                       \
+	X(connected_clients)	/* currently open (gauge) */                      \
+	X(net_input_bytes)                                                        \
+	X(net_output_bytes)                                                       \
+	X(errorstat_total) /* error replies sent */                               \
+	X(unexpected_error_replies)                                               \
+	X(total_reads)	/* recv completions */                                    \
+	X(total_writes) /* send submissions */                                    \
+	X(loop_iterations)                                                        \
+	X(client_query_buffer_limit_disconnections)                               \
+	X(client_output_buffer_limit_disconnections)                              \
+	X(protocol_errors)                                                        \
+	X(native_protocol_errors) /* native connections closed for a violation */ \
+	X(native_connections)	  /* native connections accepted */               \
+	X(expire_cycle_us)	  /* time spent in active expiry */
 
 /* Per-command counters, indexed by struct command.id. */
 struct cmd_stat {
