@@ -297,7 +297,9 @@ int zaris_add_persist(struct zaris_batch *b, const void *key, size_t klen);
 int zaris_add_metaget(struct zaris_batch *b, const void *key, size_t klen);
 /* METASET: replaces the key's metadata with META (NULL: clears it). */
 int zaris_add_metaset(struct zaris_batch *b, const void *key, size_t klen, const struct zaris_meta *meta);
-/* Deletes the keys with LABEL (and ENTITY when elen > 0); integer result. */
+/* Deletes the keys with LABEL (and ENTITY when elen > 0). The result is
+ * always an integer, the count deleted (summed over the primaries in
+ * cluster mode, where a node answers METAINVALIDATE's map). */
 int zaris_add_invalidate(struct zaris_batch *b, const void *label, size_t llen, const void *entity,
 			 size_t elen);
 int zaris_add_topology(struct zaris_batch *b);
