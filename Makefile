@@ -248,7 +248,7 @@ DEPS += $(IMAGE_DEPS)
 
 .PHONY: deb image-test
 # -> $(BUILD)/zaris_$(VERSION)_<arch>.deb (the path is printed)
-deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl
+deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl $(BUILD)/libzaris.so.1 $(BUILD)/libzaris.a
 	sh image/build-deb.sh $(BUILD) $(VERSION) $(BUILD) config/zaris.conf
 
 image-test: deps deb
