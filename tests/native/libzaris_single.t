@@ -163,6 +163,18 @@ ok(len(done) == nb and all(x for x, _ in done) and seq == list(range(1, nb * per
    "%d batches in flight together: every INCRBY answered, in send order" % nb)
 is_(r.call("GET", "ctr").value, b"%d" % (nb * per), "the counter over RESP")
 
+# a deep pipeline: more bytes in flight than the sockets hold (12 MB), so
+# sending must also read answers (the library drains past 8 MB of backlog)
+r.call("FLUSHALL")
+big = b"x" * 2048
+for b in range(60):
+    for i in range(100):
+        d.add("set", b"big:%d:%d" % (b, i), big + b"%d" % i)
+    d.send()
+done = d.waitall()
+ok(len(done) == 60 and all(x and all(s == 0 for s, _ in rs) for x, rs in done), "60 batches of 100 2 KiB SETs: all OK")
+ok(r.call("DBSIZE").value == 6000 and r.call("GET", "big:59:99").value == big + b"99", "all 6000 keys are there")
+
 # timeout: a stopped server
 d2 = zdriver.Driver()
 rc, _ = d2.connect(port=native, timeout=300, rmin=20, rmax=100)

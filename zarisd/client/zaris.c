@@ -248,6 +248,19 @@ size_t zaris_in_flight(const struct zaris *z)
 
 /* --- running ------------------------------------------------------------------- */
 
+#define ZC_WRITE_BACKLOG (8u << 20)
+
+static size_t write_backlog(const struct zaris *z)
+{
+	size_t most = 0;
+	for (size_t i = 0; i < z->nnodes; i++) {
+		const struct zc_node *n = z->nodes[i];
+		if (n->fd >= 0 && n->wlen - n->woff > most)
+			most = n->wlen - n->woff;
+	}
+	return most;
+}
+
 int zaris_send(struct zaris *z, struct zaris_batch *b)
 {
 	if (b->state == ZC_INFLIGHT || b->state == ZC_DONE)
@@ -269,7 +282,13 @@ int zaris_send(struct zaris *z, struct zaris_batch *b)
 		return 0;
 	}
 	zc_submit(z, b);
-	zc_pump(z, 0);
+	zc_flush(z);
+	/* a caller sending without waiting must not grow the write buffers
+	 * without bound while the server, its answers unread, stops reading:
+	 * past the mark, run the loop (it reads answers too) until they drain */
+	while (write_backlog(z) > ZC_WRITE_BACKLOG)
+		if (!zc_pump(z, -1))
+			break;
 	return 0;
 }
 
