@@ -209,4 +209,19 @@ st = d.stats()
 ok(st["connects"] == 2 and st["retries"] == 1,
    "stats: the first connect and the one after the restart; the GET in flight at the kill retried once (%r)" % st)
 d.close()
+
+# a server with requirepass: HELLO's password
+native2 = free_port()
+srv2 = start_zarisd(extra=["--native-port", str(native2)], name="zarisd-auth")
+is_(srv2.client().call("CONFIG", "SET", "requirepass", "s3cret").value, "OK", "requirepass set on a second zarisd")
+d3 = zdriver.Driver()
+rc, text = d3.connect(port=native2)
+ok(rc == zdriver.E_AUTH and "NOAUTH Authentication required." in text, "no password: ZARIS_E_AUTH, NOAUTH (%s)" % text)
+rc, text = d3.connect(port=native2, password=b"wrong")
+ok(rc == zdriver.E_AUTH and "WRONGPASS invalid username-password pair or user is disabled." in text,
+   "a wrong password: ZARIS_E_AUTH, WRONGPASS (%s)" % text)
+rc, text = d3.connect(port=native2, password=b"s3cret")
+st, v = d3.one("command", b"PING")
+ok(rc == 0 and st == 0 and v == Reply("+", "PONG"), "the right password: connected, PING answered")
+d3.close()
 done_testing()
