@@ -641,6 +641,41 @@ static void cluster(void)
 	zc_client_free(z);
 }
 
+/* A topology without native ports: routable only with native_port_offset. */
+static void port_offset(void)
+{
+	static const char text[] = "%2\r\n+epoch\r\n:1\r\n+nodes\r\n*1\r\n"
+				   "%5\r\n+id\r\n$1\r\nc\r\n+ip\r\n$9\r\n127.0.0.1\r\n+port\r\n:6010\r\n"
+				   "+role\r\n$7\r\nprimary\r\n+slots\r\n*1\r\n*2\r\n:0\r\n:16383\r\n";
+	for (int offset = 0; offset <= 1000; offset += 1000) {
+		struct zaris *z = client(7001);
+		z->cluster = true;
+		z->opts.native_port_offset = offset;
+		struct zaris_value tv;
+		struct zc_arena a = { 0 };
+		const char *why;
+		zc_resp3_parse(text, sizeof(text) - 1, &a, &tv, &why);
+		int rc = zc_topo_apply(z, &tv);
+		zc_arena_free(&a);
+		int node = zaris_key_node(z, "foo", 3);
+		if (offset)
+			ok(rc == 0 && node == 1 && z->nodes[1]->port == 7010 &&
+				   z->nodes[1]->resp_port == 6010,
+			   "no native-port, offset 1000: the node at RESP port + 1000");
+		else
+			ok(rc == 0 && node == ZARIS_E_NOROUTE && z->nnodes == 1,
+			   "no native-port, no offset: its slots are not routable (ZARIS_E_NOROUTE)");
+		if (!offset) {
+			struct zaris_batch *b = zaris_batch_new();
+			zaris_add_get(b, "foo", 3);
+			is_int(zaris_exec(z, b), ZARIS_E_NOROUTE,
+			       "and an operation on them fails with ZARIS_E_NOROUTE");
+			zaris_batch_free(b);
+		}
+		zc_client_free(z);
+	}
+}
+
 int main(void)
 {
 	encoding_and_results();
@@ -648,5 +683,6 @@ int main(void)
 	timeout_and_goodbye();
 	lost_connection();
 	cluster();
+	port_offset();
 	return done_testing();
 }
