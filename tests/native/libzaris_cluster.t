@@ -55,7 +55,7 @@ def node_id(name):
 
 def document(epoch, me, ranges):
     lines = ["epoch %d" % epoch, "cluster libzaris", "myself %s" % node_id(me)]
-    for n in NAMES:
+    for n in sorted(ranges):
         lines.append("node %s %s 127.0.0.1 %d primary %s native %d"
                      % (node_id(n), n, servers[n].port, ranges[n], natives[n]))
     return "\n".join(lines) + "\n"
@@ -63,7 +63,7 @@ def document(epoch, me, ranges):
 
 def push(epoch, ranges):
     outs = []
-    for n in NAMES:
+    for n in sorted(ranges):
         p = subprocess.run([CLI, "-p", str(servers[n].port), "CLUSTER", "SETTOPOLOGY", document(epoch, n, ranges)],
                            capture_output=True, text=True, timeout=60)
         outs.append(p.stdout.strip())
@@ -80,10 +80,10 @@ def owner(s, ranges):
 
 
 RANGES = {"n0": "0-5460", "n1": "5461-10922", "n2": "10923-16383"}
-natives = {n: free_port() for n in NAMES}
+natives = {n: free_port() for n in NAMES + ["n3"]}
 servers = {n: start_zarisd(threads=2, name=n, extra=["--cluster-enabled", "yes", "--native-port", str(natives[n])])
-           for n in NAMES}
-is_(push(1, RANGES), ["OK"] * 3, "topology epoch 1 pushed to the three nodes")
+           for n in NAMES + ["n3"]}
+is_(push(1, RANGES), ["OK"] * 3, "topology epoch 1 pushed to the three nodes (n3 runs, in no topology yet)")
 conn = {n: servers[n].client() for n in NAMES}
 
 d = zdriver.Driver()
@@ -170,5 +170,18 @@ for _ in range(200):  # bounded: backoff is at most 200 ms here
 if st != 0:
     diag("status %s rc %s: %s" % (st, d.rc, d.err))
 ok(st == 0 and v == Reply("$", b"back"), "the client reconnects to the restarted n2 and reads its key")
+
+# a node the client has never heard of: MOVED names it, the client waits
+# for a TOPOLOGY read to learn its native port, then sends there
+GROWN = {"n0": "0-0", "n1": "1-10922", "n2": "11001-16383", "n3": "10923-11000"}
+conn["n3"] = servers["n3"].client()
+is_(push(3, GROWN), ["OK"] * 4, "topology epoch 3: n3 joins with slots 10923-11000 from n2")
+k3 = next(k for k in (b"new:%d" % i for i in range(100000)) if owner(slot(k), GROWN) == "n3")
+m0, t0 = d.stats()["moved"], d.stats()["topology"]
+st, v = d.one("set", k3, b"on-n3")
+s3 = d.stats()
+ok(st == 0 and s3["moved"] == m0 + 1 and s3["topology"] > t0 and s3["epoch"] == 3,
+   "SET of a key n3 now owns: one MOVED, a TOPOLOGY read, epoch 3 (%r)" % s3)
+is_(conn["n3"].call("GET", k3).value, b"on-n3", "the key is on n3")
 d.close()
 done_testing()
