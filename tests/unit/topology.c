@@ -130,8 +130,7 @@ static void test_bad(void)
 	bad(HEAD NA "shard 1\n", "line 5: unknown item 'shard' (epoch, cluster, myself or node)",
 	    "unknown item");
 	bad(HEAD "node " A " a 127.0.0.1 7000\n",
-	    "line 4: a node line is: node <id> <name> <ip> <port> primary <ranges> | replica "
-	    "<primary-id>, then optionally native <port>",
+	    "line 4: a node line is: node <id> <name> <ip> <port> primary <ranges> | replica <primary-id>",
 	    "short node line");
 	bad(HEAD "myself " A "\n" NA, "line 4: a second myself line (the first is line 3)", "two myself");
 }

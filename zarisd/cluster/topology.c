@@ -155,10 +155,12 @@ static bool parse_native(struct parser *p, const struct token *tok, int *n, cons
 static bool parse_node(struct parser *p, const struct token *tok, int n)
 {
 	struct topology *t = p->t;
+	/* the text as before the native token (CLUSTER SETTOPOLOGY's callers
+	 * see it, cluster_routing.t checks it); the token has errors of its own */
 	if (n < 6)
-		return fail(p, p->line,
-			    "a node line is: node <id> <name> <ip> <port> primary <ranges> | replica "
-			    "<primary-id>, then optionally native <port>");
+		return fail(
+			p, p->line,
+			"a node line is: node <id> <name> <ip> <port> primary <ranges> | replica <primary-id>");
 	if (!topology_valid_id(tok[1].p, tok[1].len))
 		return fail(p, p->line, "node id '%.*s' is not 40 lowercase hex digits", (int)tok[1].len,
 			    tok[1].p);

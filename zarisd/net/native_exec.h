@@ -34,6 +34,7 @@ struct native_exec_slot;
  * it (or native_exec_init) first; native_exec_free when done. */
 struct native_exec {
 	struct native_exec_slot *slot;
+	struct native_exec_slot **order; /* RF1: the admitted ops, sorted by shard */
 	size_t cap;
 };
 
