@@ -641,6 +641,58 @@ static void cluster(void)
 	zc_client_free(z);
 }
 
+/* A batch past the server's max frame goes as several requests; one
+ * operation alone past it is refused without being sent. */
+static void frame_limit(void)
+{
+	struct zaris *z = client(1);
+	int srv;
+	attach(z, 0, &srv);
+	z->nodes[0]->max_frame = 100; /* header 12 + 4 GETs of 18-byte ops = 84 */
+	struct zaris_batch *b = zaris_batch_new();
+	for (int i = 0; i < 10; i++) {
+		char k[11];
+		snprintf(k, sizeof(k), "key-%06d", i);
+		zaris_add_get(b, k, 10);
+	}
+	char big[200] = { 0 };
+	zaris_add_set(b, "k", 1, big, sizeof(big), NULL);
+	zaris_send(z, b);
+	struct frame *f = malloc(sizeof(*f));
+	int frames = 0, ops = 0, small = 1;
+	long n;
+	while (ops < 10 && (n = read_frame(srv, rbuf, sizeof(rbuf))) > 0) {
+		uint16_t count = nw_get16(rbuf + 6);
+		small &= n <= 100;
+		fr_start(f, NW_RESPONSE, NW_RESPONSE_LAST, nw_get32(rbuf + 8));
+		for (uint16_t i = 0; i < count; i++) {
+			char resp[32];
+			snprintf(resp, sizeof(resp), "$10\r\n%.10s\r\n",
+				 (const char *)rbuf + NW_HEADER + i * 18 + 8);
+			fr_result(f, i, 0, resp);
+		}
+		fr_send(srv, f);
+		frames++;
+		ops += count;
+	}
+	is_int(zaris_wait(z, b), ZARIS_E_INVAL, "wait: the oversized SET is the batch's error");
+	ok(frames == 3 && ops == 10 && small, "10 GETs in 3 requests, each within the limit (%d frames)",
+	   frames);
+	int good = 1;
+	for (int i = 0; i < 10; i++) {
+		char k[11];
+		snprintf(k, sizeof(k), "key-%06d", i);
+		good &= bulk_is(val(b, (size_t)i, 0), k);
+	}
+	ok(good, "each GET answered with its own key (results map back across requests)");
+	ok(zaris_batch_result(b, 10)->status == ZARIS_E_INVAL && strstr(zaris_errstr(z), "frame limit"),
+	   "the SET over the limit: ZARIS_E_INVAL, not sent (%s)", zaris_errstr(z));
+	free(f);
+	zaris_batch_free(b);
+	close(srv);
+	zc_client_free(z);
+}
+
 /* A topology without native ports: routable only with native_port_offset. */
 static void port_offset(void)
 {
@@ -684,5 +736,6 @@ int main(void)
 	lost_connection();
 	cluster();
 	port_offset();
+	frame_limit();
 	return done_testing();
 }
