@@ -269,12 +269,13 @@ same_error("GET before a topology: status CLUSTERDOWN, Redis's text", res, CR.ca
 
 other_id = hashlib.sha1(b"conformance/other").hexdigest()
 other_port = free_port()
+other_native = free_port()
 rep_id = hashlib.sha1(b"conformance/replica").hexdigest()
 rep_port = free_port()
 doc = "\n".join([
     "epoch 7", "cluster conformance", "myself %s" % myid.decode(),
-    "node %s me 127.0.0.1 %d primary 0-8191" % (myid.decode(), csrv.port),
-    "node %s other 127.0.0.1 %d primary 8192-16383" % (other_id, other_port),
+    "node %s me 127.0.0.1 %d primary 0-8191 native %d" % (myid.decode(), csrv.port, csrv.native_port),
+    "node %s other 127.0.0.1 %d primary 8192-16383 native %d" % (other_id, other_port, other_native),
     "node %s rep 127.0.0.1 %d replica %s" % (rep_id, rep_port, other_id)]) + "\n"
 pushed = subprocess.run(["/usr/bin/redis-cli", "-p", str(csrv.port), "CLUSTER", "SETTOPOLOGY", doc],
                         capture_output=True, text=True, timeout=60)
@@ -317,16 +318,15 @@ byid = {n.get(b"id"): n for n in tp.get(b"nodes", []) if isinstance(n, dict)} if
 ok(tp.get(b"epoch") == 7 and tp.get(b"cluster") is True and len(byid) == 3,
    "TOPOLOGY in cluster mode: epoch 7, cluster true, three nodes (%r)" % t.value.raw[:200])
 me, oth, rep = byid.get(myid, {}), byid.get(other_id.encode(), {}), byid.get(rep_id.encode(), {})
-is_((me.get(b"ip"), me.get(b"port"), me.get(b"role"), me.get(b"primary"), me.get(b"slots")),
-    (b"127.0.0.1", csrv.port, b"primary", b"", [[0, 8191]]), "TOPOLOGY: this node, its RESP port, primary, 0-8191")
-todo(me.get(b"native-port") == csrv.native_port,
-     "TOPOLOGY: this node's native-port is the one it serves (%r)" % me.get(b"native-port"),
-     "a topology document cannot declare native ports, so every node shows 0 (PROTOCOL.md 7 says how to "
-     "read 0, not how a port is declared)")
-is_((oth.get(b"ip"), oth.get(b"port"), oth.get(b"role"), oth.get(b"primary"), oth.get(b"slots")),
-    (b"127.0.0.1", other_port, b"primary", b"", [[8192, 16383]]), "TOPOLOGY: the other primary, 8192-16383")
-is_((rep.get(b"ip"), rep.get(b"port"), rep.get(b"role"), rep.get(b"primary"), rep.get(b"slots")),
-    (b"127.0.0.1", rep_port, b"replica", other_id.encode(), []), "TOPOLOGY: the replica, its primary's id, no slots")
+is_((me.get(b"ip"), me.get(b"port"), me.get(b"native-port"), me.get(b"role"), me.get(b"primary"), me.get(b"slots")),
+    (b"127.0.0.1", csrv.port, csrv.native_port, b"primary", b"", [[0, 8191]]),
+    "TOPOLOGY: this node, its RESP and native ports, primary, 0-8191")
+is_((oth.get(b"ip"), oth.get(b"port"), oth.get(b"native-port"), oth.get(b"role"), oth.get(b"primary"),
+     oth.get(b"slots")), (b"127.0.0.1", other_port, other_native, b"primary", b"", [[8192, 16383]]),
+    "TOPOLOGY: the other primary, its declared native port, 8192-16383")
+is_((rep.get(b"ip"), rep.get(b"port"), rep.get(b"native-port"), rep.get(b"role"), rep.get(b"primary"),
+     rep.get(b"slots")), (b"127.0.0.1", rep_port, 0, b"replica", other_id.encode(), []),
+    "TOPOLOGY: the replica, no native port declared (0), its primary's id, no slots")
 NC.close()
 ok(srv.alive() and csrv.alive(), "the servers are up at the end")
 csrv.stop()
