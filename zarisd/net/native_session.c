@@ -47,7 +47,7 @@ static uint32_t max_frame(const struct native_session *s)
 	uint64_t m = bulk + NW_FRAME_SLACK;
 	if (qbuf && qbuf < m)
 		m = qbuf;
-	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
+	return m > UINT32_MAX - NW_HEADER_REST ? UINT32_MAX - NW_HEADER_REST : (uint32_t)m;
 }
 
 /* GOODBYE with WHY, then the connection closes once what is queued is
@@ -65,6 +65,21 @@ static size_t goodbye(struct conn *c, struct native_session *s, const char *why,
 	zr_log(ZR_LOG_VERBOSE, "Native protocol error (%s) from client: id=%llu addr=%s", why,
 	       (unsigned long long)s->client.id, s->client.addr);
 	return len;
+}
+
+/* proto_ops.final_error: GOODBYE with ERROR, after nothing else (a
+ * replica-ack timeout, a lapsed write lease: the requests still waiting
+ * for their replies get none, their outcome unknown, as on RESP). */
+static void native_final_error(struct conn *c, const char *error)
+{
+	struct native_session *s = sess(c);
+	obuf_consume(&s->client.out, s->client.out.bytes);
+	size_t n = strlen(error);
+	unsigned char h[NW_HEADER + 4];
+	nw_put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
+	nw_put32(h + NW_HEADER, (uint32_t)n);
+	reply_raw(&s->client.out, h, sizeof(h));
+	reply_raw(&s->client.out, error, n);
 }
 
 /* --- admission, open, close ------------------------------------------------------ */
@@ -222,9 +237,10 @@ static size_t native_consume(struct conn *c, char *buf, size_t len)
 			break;
 		unsigned char *h = (unsigned char *)buf + pos;
 		uint32_t flen = nw_get32(h);
-		if (flen < NW_HEADER_REST || flen > max_frame(s)) {
+		/* the limit is on the payload (PROTOCOL.md §1) */
+		if (flen < NW_HEADER_REST || flen - NW_HEADER_REST > max_frame(s)) {
 			snprintf(s->errbuf, sizeof(s->errbuf), "frame length %u out of range (8..%u)", flen,
-				 max_frame(s));
+				 max_frame(s) + NW_HEADER_REST);
 			return goodbye(c, s, s->errbuf, len);
 		}
 		if (len - pos < 4 + (size_t)flen)
@@ -303,5 +319,6 @@ const struct proto_ops native_session_ops = {
 	.consume = native_consume,
 	.output_ok = native_output_ok,
 	.tick = native_tick,
+	.final_error = native_final_error,
 	.close = native_close,
 };
