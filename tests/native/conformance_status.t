@@ -4,7 +4,7 @@
 # and its text compared with what the same command gets over RESP3 on the
 # same server at the same moment:
 #   OOM (CONFIG SET maxmemory 1), NOREPLICAS (min-replicas-to-write 1, no
-#   replica; and replica-ack 1, whose time-out must stay a framed result),
+#   replica; and replica-ack 1, whose time-out is a GOODBYE with that text),
 #   BUSY (a looping script sent over RESP, busy-reply-threshold 100 ms;
 #   native clients on another worker and on the script's own; the wait is
 #   for the first -BUSY, not for a clock), NOTBUSY and UNKILLABLE (COMMAND
@@ -142,42 +142,25 @@ res = N.one(op_command("SCRIPT", "KILL"))
 same_error("COMMAND SCRIPT KILL with no script: status NOTBUSY, Redis's text", res, R.call("SCRIPT", "KILL"),
            nw.STATUS["NOTBUSY"])
 
-# ---- replica-ack 1 without a replica: NOREPLICAS stays inside the protocol ----------------
-# RESP gets -NOREPLICAS and a close when the ack times out; a native
-# connection must get it as a framed result (and a GOODBYE if it is closed),
-# never as bare RESP bytes in the frame stream.
+# ---- replica-ack 1 without a replica: NOREPLICAS as a GOODBYE ----------------------------
+# PROTOCOL.md 2: when replica-ack times out the results still queued are
+# not sent; the connection gets GOODBYE with Redis's NOREPLICAS text (as a
+# RESP client gets it before its close), never bare RESP bytes among frames.
 R.call("CONFIG", "SET", "replica-ack-timeout", "200")
 R.call("CONFIG", "SET", "replica-ack", "1")
+r3 = resp3(srv)
+want = r3.call("SET", "ack-resp", "v")
+r3.close()
 NA = native(srv)
 NA.send_request([op_set("ack", "v")], fid=77)
-data, closed = bytearray(), False
-NA.sock.settimeout(WAIT)
-try:
-    while len(data) < 1 << 16:
-        chunk = NA.sock.recv(1 << 16)
-        if not chunk:
-            closed = True
-            break
-        data += chunk
-        if data[:1] != b"-" and len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "little"):
-            break
-except OSError:
-    pass
+reason, closed, others = NA.expect_goodbye(WAIT)
+raw_left = bytes(NA.buf[:200])
 NA.close()
 R.call("CONFIG", "SET", "replica-ack", "0")
-first = None
-if len(data) >= 12 and data[:1] != b"-":
-    length = int.from_bytes(data[:4], "little")
-    kind, flags, count, fid = data[4], data[5], int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:12], "little")
-    if kind == RESPONSE and len(data) >= 4 + length:
-        try:
-            first = (fid, [(x.index, x.status, x.value.raw[:11]) for x in decode_results(bytes(data[12:4 + length]),
-                                                                                           count)])
-        except Malformed:
-            first = None
-if not is_(first, (77, [(0, nw.STATUS["NOREPLICAS"], b"-NOREPLICAS")]),
-           "replica-ack 1, no replica: the SET's result is a RESPONSE with status NOREPLICAS"):
-    diag("received %r (closed %s)" % (bytes(data[:200]), closed))
+ok(reason is not None and closed and not others,
+   "replica-ack 1, no replica: GOODBYE and a close, no other frame (%r, closed %s, others %r, unparsed %r)"
+   % (reason, closed, others, raw_left))
+is_(b"-" + (reason or b"") + b"\r\n", want.raw, "the GOODBYE's reason is the error text a RESP client gets")
 
 # ---- maxclients refuses a native connection with GOODBYE --------------------------------
 nclients = int(info_field(R, "clients", "connected_clients"))
@@ -269,12 +252,13 @@ same_error("GET before a topology: status CLUSTERDOWN, Redis's text", res, CR.ca
 
 other_id = hashlib.sha1(b"conformance/other").hexdigest()
 other_port = free_port()
+other_native = free_port()
 rep_id = hashlib.sha1(b"conformance/replica").hexdigest()
 rep_port = free_port()
 doc = "\n".join([
     "epoch 7", "cluster conformance", "myself %s" % myid.decode(),
-    "node %s me 127.0.0.1 %d primary 0-8191" % (myid.decode(), csrv.port),
-    "node %s other 127.0.0.1 %d primary 8192-16383" % (other_id, other_port),
+    "node %s me 127.0.0.1 %d primary 0-8191 native %d" % (myid.decode(), csrv.port, csrv.native_port),
+    "node %s other 127.0.0.1 %d primary 8192-16383 native %d" % (other_id, other_port, other_native),
     "node %s rep 127.0.0.1 %d replica %s" % (rep_id, rep_port, other_id)]) + "\n"
 pushed = subprocess.run(["/usr/bin/redis-cli", "-p", str(csrv.port), "CLUSTER", "SETTOPOLOGY", doc],
                         capture_output=True, text=True, timeout=60)
@@ -317,16 +301,15 @@ byid = {n.get(b"id"): n for n in tp.get(b"nodes", []) if isinstance(n, dict)} if
 ok(tp.get(b"epoch") == 7 and tp.get(b"cluster") is True and len(byid) == 3,
    "TOPOLOGY in cluster mode: epoch 7, cluster true, three nodes (%r)" % t.value.raw[:200])
 me, oth, rep = byid.get(myid, {}), byid.get(other_id.encode(), {}), byid.get(rep_id.encode(), {})
-is_((me.get(b"ip"), me.get(b"port"), me.get(b"role"), me.get(b"primary"), me.get(b"slots")),
-    (b"127.0.0.1", csrv.port, b"primary", b"", [[0, 8191]]), "TOPOLOGY: this node, its RESP port, primary, 0-8191")
-todo(me.get(b"native-port") == csrv.native_port,
-     "TOPOLOGY: this node's native-port is the one it serves (%r)" % me.get(b"native-port"),
-     "a topology document cannot declare native ports, so every node shows 0 (PROTOCOL.md 7 says how to "
-     "read 0, not how a port is declared)")
-is_((oth.get(b"ip"), oth.get(b"port"), oth.get(b"role"), oth.get(b"primary"), oth.get(b"slots")),
-    (b"127.0.0.1", other_port, b"primary", b"", [[8192, 16383]]), "TOPOLOGY: the other primary, 8192-16383")
-is_((rep.get(b"ip"), rep.get(b"port"), rep.get(b"role"), rep.get(b"primary"), rep.get(b"slots")),
-    (b"127.0.0.1", rep_port, b"replica", other_id.encode(), []), "TOPOLOGY: the replica, its primary's id, no slots")
+is_((me.get(b"ip"), me.get(b"port"), me.get(b"native-port"), me.get(b"role"), me.get(b"primary"), me.get(b"slots")),
+    (b"127.0.0.1", csrv.port, csrv.native_port, b"primary", b"", [[0, 8191]]),
+    "TOPOLOGY: this node, its RESP and native ports, primary, 0-8191")
+is_((oth.get(b"ip"), oth.get(b"port"), oth.get(b"native-port"), oth.get(b"role"), oth.get(b"primary"),
+     oth.get(b"slots")), (b"127.0.0.1", other_port, other_native, b"primary", b"", [[8192, 16383]]),
+    "TOPOLOGY: the other primary, its declared native port, 8192-16383")
+is_((rep.get(b"ip"), rep.get(b"port"), rep.get(b"native-port"), rep.get(b"role"), rep.get(b"primary"),
+     rep.get(b"slots")), (b"127.0.0.1", rep_port, 0, b"replica", other_id.encode(), []),
+    "TOPOLOGY: the replica, no native port declared (0), its primary's id, no slots")
 NC.close()
 ok(srv.alive() and csrv.alive(), "the servers are up at the end")
 csrv.stop()

@@ -409,7 +409,7 @@ def stream_shape(stream):
     pos, nreq, first = 0, 0, True
     while pos + 4 <= len(stream):
         length = struct.unpack_from("<I", stream, pos)[0]
-        if length < 8 or length > MAX_FRAME:
+        if length < 8 or length - 8 > MAX_FRAME:  # max_frame: the payload's limit
             return nreq, True
         if pos + 5 <= len(stream) and stream[pos + 4] == REQUEST and not first:
             nreq += 1

@@ -167,6 +167,22 @@ is_(sorted(got), [b"ev%d" % i for i in range(5)], "RF1: a 5-op request made 5 se
 sub.close()
 R.call("CONFIG", "SET", "notify-keyspace-events", "")
 
+# ---- order on one key, and requests that are not single-key only ------------------------
+resp = N.call([op_incrby("ord", 1) for _ in range(1000)])
+is_([r.value.raw if r else None for r in resp.results], [b":%d\r\n" % (i + 1) for i in range(1000)],
+    "RF1: 1000 INCRBYs of one key in one request run in request order")
+ops = []
+for i in range(200):
+    k = "o%d" % (i % 17)
+    ops += [op_set(k, "a%d" % i), op_command("APPEND", k, "b"), op_get(k), op_mget([k])]
+resp = N.call(ops)
+want = []
+for i in range(200):
+    v = b"a%db" % i
+    want += [b"+OK\r\n", b":%d\r\n" % len(v), b"$%d\r\n%s\r\n" % (len(v), v), b"*1\r\n$%d\r\n%s\r\n" % (len(v), v)]
+ok(not resp.problems and [r.value.raw for r in resp.results] == want,
+   "RF1: a request with COMMAND and MGET ops runs in order (SET, APPEND, GET, MGET of 17 keys, 800 ops)")
+
 # ---- a batch of many ops: the same results without RF1 --------------------------------------
 plain = start_native(threads=2, name="zarisd-not-rf1")
 rng = seeded_rng()
