@@ -37,7 +37,8 @@ endif
 CFLAGS  := $(CFLAGS_COMMON) $(OPT) $(EXTRA_CFLAGS)
 
 # --- sources (each folder is globbed, so adding a file needs no edit here) ---
-ZARISD_ALL   := $(shell find zarisd -name '*.c' | sort)
+# zarisd/client/ is libzaris (its own rules below), not part of the server
+ZARISD_ALL   := $(shell find zarisd -name '*.c' -not -path 'zarisd/client/*' | sort)
 ZARISD_MAIN  := zarisd/main.c
 ZARISD_LIB   := $(filter-out $(ZARISD_MAIN),$(ZARISD_ALL))
 CONFIG_SRC   := $(sort $(wildcard config/*.c))
@@ -47,6 +48,10 @@ SUP_MAIN     := supervisor/main.c
 SUP_LIB      := $(filter-out $(CTL_MAIN) $(SUP_MAIN),$(SUP_ALL))
 BENCH_ALL    := $(sort $(wildcard bench/*.c))
 UNIT_SRC     := $(sort $(wildcard tests/unit/*.c))
+# libzaris (zarisd/client/): the native protocol's C client; example.c is
+# its example program, not part of it
+LIBZARIS_SRC := $(filter-out zarisd/client/example.c,$(sort $(wildcard zarisd/client/*.c)))
+NATIVE_SRC   := $(sort $(wildcard tests/native/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -68,9 +73,12 @@ ifneq ($(BENCH_ALL),)
   BINS += $(BUILD)/zaris-bench
 endif
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.t,$(UNIT_SRC))
+LIBZARIS := $(BUILD)/libzaris.so.1 $(BUILD)/libzaris.so $(BUILD)/libzaris.a $(BUILD)/zaris.pc \
+            $(BUILD)/zaris-example
+NATIVE_BINS := $(patsubst tests/native/%.c,$(BUILD)/native/%,$(NATIVE_SRC))
 
 .PHONY: all run test asan tsan deps clean format
-all: $(BINS) $(UNIT_BINS)
+all: $(BINS) $(UNIT_BINS) $(LIBZARIS) $(NATIVE_BINS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -124,6 +132,61 @@ endif
 $(BUILD)/unit/%.t: $(BUILD)/obj/tests/unit/%.o $(ZARISD_LIB_A) $(SUP_LIB_A) $(ZCONF_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(SUP_LIBS) $(LDLIBS_COMMON)
+
+# libzaris's own unit tests link the library only (its internal headers
+# reach what they test); the more specific pattern wins over the one above.
+$(BUILD)/unit/zaris_client%.t: $(BUILD)/obj/tests/unit/zaris_client%.o $(BUILD)/libzaris.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS_COMMON)
+
+# --- libzaris ---------------------------------------------------------------------
+# One set of position-independent objects makes both libraries. The shared
+# one exports zaris.h's functions only (libzaris.map); the archive's
+# internal names are zc_* (keyslot.c compiled in as zc_keyslot.c), so a
+# program may link it beside zarisd's objects.
+LIBZARIS_MAJOR := 1
+MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH)
+PREFIX  ?= /usr
+LIBDIR  ?= $(PREFIX)/lib/$(MULTIARCH)
+INCLUDEDIR ?= $(PREFIX)/include
+LIBZARIS_PIC := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIBZARIS_SRC))
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/libzaris.a: $(LIBZARIS_PIC)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libzaris.so.$(LIBZARIS_MAJOR): $(LIBZARIS_PIC) zarisd/client/libzaris.map
+	$(CC) -shared -Wl,-soname,libzaris.so.$(LIBZARIS_MAJOR) -Wl,--version-script=zarisd/client/libzaris.map \
+		-Wl,-z,relro -Wl,-z,now -o $@ $(LIBZARIS_PIC) $(LDLIBS_COMMON)
+
+$(BUILD)/libzaris.so: $(BUILD)/libzaris.so.$(LIBZARIS_MAJOR)
+	ln -sf libzaris.so.$(LIBZARIS_MAJOR) $@
+
+$(BUILD)/zaris.pc: zarisd/client/zaris.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# the example, built against the tree (client_package.t builds it again
+# against the installed package)
+$(BUILD)/zaris-example: zarisd/client/example.c $(BUILD)/libzaris.a
+	$(CC) $(CFLAGS) -Izarisd/client -o $@ $< $(BUILD)/libzaris.a $(LDLIBS_COMMON)
+
+# test drivers of tests/native/ (run by the .t files beside them)
+$(BUILD)/native/%: $(BUILD)/obj/tests/native/%.o $(BUILD)/libzaris.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS_COMMON)
+
+.PHONY: install-lib
+# make install-lib DESTDIR=/some/root: the library, its header and .pc
+install-lib: $(LIBZARIS)
+	install -D -m 0644 $(BUILD)/libzaris.so.$(LIBZARIS_MAJOR) $(DESTDIR)$(LIBDIR)/libzaris.so.$(LIBZARIS_MAJOR)
+	ln -sf libzaris.so.$(LIBZARIS_MAJOR) $(DESTDIR)$(LIBDIR)/libzaris.so
+	install -D -m 0644 $(BUILD)/libzaris.a $(DESTDIR)$(LIBDIR)/libzaris.a
+	install -D -m 0644 zarisd/client/zaris.h $(DESTDIR)$(INCLUDEDIR)/zaris/zaris.h
+	install -D -m 0644 $(BUILD)/zaris.pc $(DESTDIR)$(LIBDIR)/pkgconfig/zaris.pc
 
 # Keep unit-test objects: they are intermediate files to make, but
 # rebuilding them on every run is wasted time.

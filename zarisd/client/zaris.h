@@ -45,11 +45,14 @@
  * an operation for it during the backoff fails at once with ZARIS_E_IO. In
  * cluster mode a failed connection also makes the client re-read TOPOLOGY.
  *
- * Timeouts. connect_timeout_ms bounds each connect plus handshake;
- * request_timeout_ms bounds zaris_exec / zaris_wait from when they start
- * waiting: operations unanswered then get ZARIS_E_TIMEOUT and their node's
- * connection is closed (a late answer cannot be told from the next one's;
- * the connection is made again on next use). Both are poll()-based.
+ * Timeouts. connect_timeout_ms bounds each connect plus handshake.
+ * request_timeout_ms bounds each request frame from when it is queued on
+ * its node's connection: when the oldest one on a connection is still
+ * unanswered past it, every operation in flight on that connection gets
+ * ZARIS_E_TIMEOUT and the connection is closed (a late answer could not be
+ * told from the next one's; the next use reconnects, without backoff).
+ * Both are poll()-based and enforced while a zaris_* call runs the client
+ * (exec, wait, wait_any, the helpers).
  */
 #ifndef ZARIS_H
 #define ZARIS_H
@@ -204,9 +207,12 @@ unsigned zaris_server_flags(const struct zaris *z);
 int zaris_refresh_topology(struct zaris *z);
 
 /* Routing, for callers that build one batch per node: the number of nodes
- * Z routes to (1 outside cluster mode), and the index (0..n-1) of the node
- * owning KEY's slot, or ZARIS_E_NOROUTE. Indexes are stable until the
- * topology changes. The slot of a key (0..16383) is zaris_key_slot. */
+ * Z knows (1 outside cluster mode; in cluster mode every node a topology
+ * listed, replicas and former owners included: some may own no slot), and
+ * the index (0..count-1) of the node owning KEY's slot now, or
+ * ZARIS_E_NOROUTE. A node keeps its index until zaris_close; which node
+ * owns a slot changes with the topology. zaris_key_slot: the slot of a
+ * key (0..16383), Redis Cluster's. */
 int zaris_node_count(const struct zaris *z);
 int zaris_key_node(const struct zaris *z, const void *key, size_t klen);
 unsigned zaris_key_slot(const void *key, size_t klen);
@@ -314,22 +320,23 @@ const struct zaris_result *zaris_batch_result(const struct zaris_batch *b, size_
  * filled as far as they came. A batch of 0 operations completes at once. */
 int zaris_exec(struct zaris *z, struct zaris_batch *b);
 
-/* Pipelining: sends B (routes it, writes its frames) without waiting. B is
- * then in flight on Z: the caller must not touch it until zaris_wait or
- * zaris_wait_any returned it. Returns 0, or a ZARIS_E_* with B not in flight
- * (its unsendable operations marked). */
+/* Pipelining: sends B (routes it, frames and starts writing its requests)
+ * without waiting. B is then in flight on Z: the caller must not touch it
+ * until zaris_wait or zaris_wait_any returned it. Returns 0, or
+ * ZARIS_E_BUSY when B is already in flight. Operations that cannot be sent
+ * (no route, node in backoff, connect failed) are answered at once with
+ * their client error, which the wait then reports. */
 int zaris_send(struct zaris *z, struct zaris_batch *b);
 
 /* Waits until B (in flight on Z) completed: 0 as zaris_exec. Other batches
  * completing meanwhile are kept complete, for their own wait. */
 int zaris_wait(struct zaris *z, struct zaris_batch *b);
 
-/* Waits up to TIMEOUT_MS (< 0: request_timeout_ms) for any batch in flight
- * on Z to complete, in no promised order. Returns 1 with *DONE the batch
- * (and *RC its result, as zaris_exec's), 0 when none completed in time
- * (none in flight: 0 at once, *DONE NULL), or a ZARIS_E_*. A batch returned
- * here is no longer in flight; one completed earlier but not yet returned
- * is returned first. */
+/* Waits up to TIMEOUT_MS (< 0: as long as it takes, which request
+ * timeouts bound) for any batch in flight on Z to complete, oldest
+ * completion first. Returns 1 with *DONE the batch and *RC (may be NULL)
+ * its result as zaris_exec's; 0 when none completed in time or none is in
+ * flight (*DONE NULL). A batch returned here is no longer in flight. */
 int zaris_wait_any(struct zaris *z, int timeout_ms, struct zaris_batch **done, int *rc);
 
 /* Batches in flight on Z (sent, not yet returned by a wait). */
