@@ -115,16 +115,10 @@ $(BUILD)/zaris-supervisor: $(call obj,$(SUP_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
 $(BUILD)/zarisctl: $(call obj,$(CTL_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
 	$(CC) -o $@ $^ $(SUP_LIBS) $(LDLIBS_COMMON)
 
-# The bench links zarisd's library: its --serve floor runs on zarisd's own loop.
-$(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A)
+# The bench links zarisd's library (its --serve floor runs on zarisd's own
+# loop) and libzaris (--native; its internal names are zc_*, so the two mix).
+$(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A) $(BUILD)/libzaris.a
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
-
-# zaris-bench --native drives zarisd through libzaris (zarisd/client/, whose
-# objects are in libzarisd.a). A tree without its sources still builds the
-# bench; --native then says it is not there.
-ifeq ($(wildcard zarisd/client/*.c),)
-$(call obj,bench/native_load.c): CFLAGS += -DZB_NO_LIBZARIS
-endif
 
 # A unit test may #include the module's .c to reach statics, so it links only
 # the libraries (the linker takes just the objects not already defined;

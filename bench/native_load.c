@@ -16,24 +16,6 @@
 #include <time.h>
 
 #include "bench/procstat.h"
-
-#ifdef ZB_NO_LIBZARIS
-
-bool nl_available(void)
-{
-	return false;
-}
-
-int nl_run(const struct nl_config *cfg, struct nl_result *res)
-{
-	memset(res, 0, sizeof(*res));
-	snprintf(res->lg.first_error, sizeof(res->lg.first_error),
-		 "this zaris-bench was built without libzaris (zarisd/client)");
-	return -ENOSYS;
-}
-
-#else
-
 #include "zarisd/client/zaris.h"
 
 enum nl_kind {
@@ -541,11 +523,6 @@ static bool mix_is_setget(const struct tpl_mix *mix)
 	return true;
 }
 
-bool nl_available(void)
-{
-	return true;
-}
-
 int nl_run(const struct nl_config *cfg, struct nl_result *res)
 {
 	const struct lg_config *lg = cfg->lg;
@@ -616,5 +593,3 @@ out_free:
 	free(value);
 	return rc;
 }
-
-#endif

@@ -58,11 +58,8 @@ struct nl_result {
 	unsigned nodes;	       /* nodes routed to (1 outside cluster mode) */
 };
 
-/* Returns whether this zaris-bench was built with libzaris. */
-bool nl_available(void);
-
 /* Runs the load of CFG and fills RES. Returns 0 when the run took place
- * (RES says how it went), -ENOSYS without libzaris, -EINVAL for a mix
+ * (RES says how it went), -EINVAL for a mix
  * with templates other than SET and GET, or a negative errno when no
  * worker could connect (RES->lg.first_error says why). */
 int nl_run(const struct nl_config *cfg, struct nl_result *res);

@@ -24,7 +24,7 @@ VSIZE = 37
 
 def bench(port, *args, timeout=120):
     """Runs zaris-bench --native; returns (exit code, RESULT dict, output)."""
-    p = subprocess.run([BENCH, "--native", "-H", zaris.HOST, "-p", str(port), "-q", *args],
+    p = subprocess.run([BENCH, "--native", "-H", zaris.HOST, "-p", str(port), "-q", *map(str, args)],
                        capture_output=True, text=True, timeout=timeout)
     result = {}
     lines = p.stdout.splitlines()
