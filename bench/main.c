@@ -63,6 +63,8 @@ static void usage(FILE *f)
 		   "                         native port; SET/GET mixes only (--ratio, no --command)\n"
 		   "      --batch N          with --native: operations per REQUEST frame (16)\n"
 		   "      --depth N          with --native: requests in flight per connection (1)\n"
+		   "      --native-port-offset N  with --native --cluster: a node the topology lists\n"
+		   "                         without a native port is reached on its RESP port + N\n"
 		   "  -q, --quiet            no progress lines\n"
 		   "      --serve            be the floor server (uses --host, --port, --threads,\n"
 		   "                         --value-size)\n"
@@ -89,6 +91,7 @@ enum {
 	OPT_NATIVE,
 	OPT_BATCH,
 	OPT_DEPTH,
+	OPT_NATIVE_OFFSET,
 };
 
 static const struct option long_opts[] = {
@@ -119,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "native", no_argument, NULL, OPT_NATIVE },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "native-port-offset", required_argument, NULL, OPT_NATIVE_OFFSET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -135,13 +139,14 @@ struct args {
 	int prefill;
 	int serve;
 	int serve_backend;
-	const char *cores; /* --cores, NULL when not given */
-	int cluster;	   /* --cluster */
-	int stale_map;	   /* --cluster-stale-map */
-	int native;	   /* --native */
-	unsigned batch;	   /* --batch (native) */
-	unsigned depth;	   /* --depth (native) */
-	int pipeline_set;  /* -P given (refused with --native) */
+	const char *cores;	/* --cores, NULL when not given */
+	int cluster;		/* --cluster */
+	int stale_map;		/* --cluster-stale-map */
+	int native;		/* --native */
+	unsigned batch;		/* --batch (native) */
+	unsigned depth;		/* --depth (native) */
+	int pipeline_set;	/* -P given (refused with --native) */
+	int native_port_offset; /* --native-port-offset, 0 = none */
 };
 
 static int bad(const char *opt, const char *val)
@@ -324,6 +329,10 @@ static int parse_one(int opt, const char *arg, struct args *a)
 		rc = parse_u64("--depth", arg, 1, 65536, &v);
 		a->depth = (unsigned)v;
 		return rc;
+	case OPT_NATIVE_OFFSET:
+		rc = parse_u64("--native-port-offset", arg, 1, 65535, &v);
+		a->native_port_offset = (int)v;
+		return rc;
 	default:
 		return -EINVAL;
 	}
@@ -383,6 +392,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if ((a->cluster && a->serve) || (a->stale_map && !a->cluster)) {
 		fprintf(stderr, "zaris-bench: --cluster is for load, and --cluster-stale-map needs it\n");
+		return -EINVAL;
+	}
+	if (a->native_port_offset && !(a->native && a->cluster)) {
+		fprintf(stderr, "zaris-bench: --native-port-offset needs --native --cluster\n");
 		return -EINVAL;
 	}
 	if (a->native && (a->serve || a->stale_map || a->ncommands || a->pipeline_set)) {
@@ -509,6 +522,7 @@ static int run_native(struct args *a, struct tpl_mix *mix)
 		.key_prefix = a->key_prefix,
 		.value_size = a->value_size,
 		.cluster = a->cluster,
+		.native_port_offset = a->native_port_offset,
 	};
 	int rc = nl_run(&nc, &res);
 

@@ -316,6 +316,7 @@ static int worker_connect(struct nl_worker *w)
 	o.host = cfg->lg->host;
 	o.port = (uint16_t)cfg->lg->port;
 	o.cluster = cfg->cluster ? ZARIS_CLUSTER_ON : ZARIS_CLUSTER_OFF;
+	o.native_port_offset = cfg->native_port_offset;
 	for (i = 0; i < w->nconns; i++) {
 		struct nl_conn *c = &w->conns[i];
 		char err[160];

@@ -49,6 +49,9 @@ struct nl_config {
 	const char *key_prefix; /* keys are KEY_PREFIX + TPL_KEY_DIGITS digits */
 	size_t value_size;	/* SET values: this many 'x' */
 	bool cluster;		/* libzaris routes by slot (cluster mode on) */
+	/* cluster: a node listed without a native port is reached on its
+	 * RESP port plus this (libzaris's native_port_offset); 0 = not */
+	int native_port_offset;
 };
 
 struct nl_result {

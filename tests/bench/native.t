@@ -75,7 +75,7 @@ def main():
                            capture_output=True, text=True, timeout=30)
     if "without libzaris" in probe.stderr:
         zaris.skip_all("zaris-bench built without libzaris (zarisd/client)")
-    zaris.plan(22)
+    zaris.plan(23)
 
     srv, nport = start_native()
     np = nport[0]
@@ -137,6 +137,8 @@ def main():
     zaris.ok(rc == 1 and "RESULT" not in out, "a refused connection exits 1 without a RESULT")
     rc, r, out = bench(np, "-n", "10", "-P", "4")
     zaris.ok(rc == 2 and "--batch" in out, "-P is refused with --native (exit 2, names --batch)")
+    rc, r, out = bench(np, "-n", "10", "--native-port-offset", "1")
+    zaris.ok(rc == 2 and "--cluster" in out, "--native-port-offset without --cluster is refused")
     c.close()
     srv.stop()
 
