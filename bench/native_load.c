@@ -18,11 +18,6 @@
 #include "bench/procstat.h"
 #include "zarisd/client/zaris.h"
 
-enum nl_kind {
-	NL_SET,
-	NL_GET,
-};
-
 /* One batch slot of a connection. */
 struct nl_slot {
 	struct zaris_batch *b;
@@ -224,7 +219,9 @@ static unsigned conn_harvest(struct nl_worker *w, struct nl_conn *c, int timeout
 			if (c->slots[i].b == done)
 				break;
 		if (i == w->cfg->depth || !c->slots[i].in_flight) {
-			note_error(w, "libzaris returned a batch not in flight", 40);
+			static const char why[] = "libzaris returned a batch not in flight";
+
+			note_error(w, why, sizeof(why) - 1);
 			c->dead = true;
 			return got;
 		}
