@@ -139,7 +139,7 @@ $(BUILD)/unit/zaris_client%.t: $(BUILD)/obj/tests/unit/zaris_client%.o $(BUILD)/
 # internal names are zc_* (keyslot.c compiled in as zc_keyslot.c), so a
 # program may link it beside zarisd's objects.
 LIBZARIS_MAJOR := 1
-MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH)
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch)
 PREFIX  ?= /usr
 LIBDIR  ?= $(PREFIX)/lib/$(MULTIARCH)
 INCLUDEDIR ?= $(PREFIX)/include
@@ -249,7 +249,7 @@ DEPS += $(IMAGE_DEPS)
 
 .PHONY: deb image-test
 # -> $(BUILD)/zaris_$(VERSION)_<arch>.deb (the path is printed)
-deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl
+deb: $(BUILD)/zarisd $(BUILD)/zaris-supervisor $(BUILD)/zarisctl $(BUILD)/libzaris.so.1 $(BUILD)/libzaris.a
 	sh image/build-deb.sh $(BUILD) $(VERSION) $(BUILD) config/zaris.conf
 
 image-test: deps deb

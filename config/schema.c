@@ -565,7 +565,8 @@ const struct schema_entry schema_table[] = {
 				    .max = 65535,
 				    .def = "0",
 				    .help = "TCP port of the native binary protocol (zarisd/proto/PROTOCOL.md), "
-					    "on every bind address; 0 = off" },
+					    "on every bind address; 0 = off",
+				    .file = FILE_KEY(ZCONF_K_NATIVE_PORT) },
 	[SCHEMA_ID_NATIVE_RF1] = { .name = "native-rf1",
 				   .type = SCHEMA_BOOL,
 				   .flags = SCHEMA_F_IMMUTABLE,
@@ -573,7 +574,8 @@ const struct schema_entry schema_table[] = {
 				   .max = 1,
 				   .def = "no",
 				   .help = "yes: one copy only (no replicas, no append-only log): native writes "
-					   "make no journal record and a request takes each shard lock once" },
+					   "make no journal record and a request takes each shard lock once",
+				   .file = FILE_KEY(ZCONF_K_NATIVE_RF1) },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */

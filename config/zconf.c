@@ -729,6 +729,8 @@ static int parse_root(struct zconf *conf, const config_setting_t *root, struct z
 	}
 	rc = check_cluster(conf, err);
 	if (rc == 0)
+		rc = zconf_check_native(conf, err);
+	if (rc == 0)
 		rc = zconf_check_slots(conf, err);
 	return rc < 0 ? rc : zconf_check_coord(conf, err);
 }

@@ -67,6 +67,8 @@ enum zconf_key {
 	ZCONF_K_JEMALLOC_BG_THREAD,
 	ZCONF_K_REPLICA_ACK,
 	ZCONF_K_REPLICA_ACK_TIMEOUT,
+	ZCONF_K_NATIVE_PORT, /* 0 = no native listener; distinct from every port on its address */
+	ZCONF_K_NATIVE_RF1,  /* only on a primary without replicas and without appendonly */
 	ZCONF_K__COUNT
 };
 
@@ -145,7 +147,8 @@ struct zconf_coord {
 #define ZCONF_ETCD_CLIENT_PORT 2379
 #define ZCONF_ETCD_PEER_PORT 2380
 
-/* A loaded cluster file. Invariant: names and address:port pairs are unique,
+/* A loaded cluster file. Invariant: names and address:port pairs are unique
+ * (a node's native-port counts as one of its address's ports),
  * every replica_of names another node and following replica_of from any node
  * ends at a primary (chains, no loops), the local nodes' cores are disjoint. */
 struct zconf {
@@ -216,6 +219,12 @@ const struct zconf_machine *zconf_find_machine(const struct zconf *conf, const c
 /* The effective value of KEY for NODE (the node's, else the cluster's), or
  * NULL when neither sets it. Borrowed from CONF. */
 const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key);
+/* The line NODE's value of KEY comes from: the node's own setting, else the
+ * cluster's, else 0 when neither sets it. */
+int zconf_node_value_line(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key);
+/* NODE's effective native-port (the node's, else the cluster's), 0 when it
+ * has none (unset or 0: no native listener). */
+int zconf_node_native_port(const struct zconf *conf, const struct zconf_node *node);
 
 /* Calls FN(key, value, CTX) for every effective zarisd setting of NODE, in
  * enum order, starting with "port" and "bind" (the node's address unless

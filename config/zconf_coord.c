@@ -370,6 +370,13 @@ int zconf_check_coord(struct zconf *conf, struct zconf_error *err)
 					err, conf->path, n->line,
 					"node '%s': port %d on %s is machine '%s''s etcd port (line %d)",
 					n->name, n->port, n->address, m->name, m->line);
+			int np = zconf_node_native_port(conf, n);
+			if (np && (m->etcd_client_port == np || m->etcd_peer_port == np) &&
+			    strcmp(m->address, n->address) == 0 && c->run_etcd)
+				return zconf_fail(
+					err, conf->path, n->line,
+					"node '%s': native-port %d on %s is machine '%s''s etcd port (line %d)",
+					n->name, np, n->address, m->name, m->line);
 		}
 		if (n->machine_name) {
 			const struct zconf_machine *m = zconf_find_machine(conf, n->machine_name);

@@ -33,6 +33,11 @@ int zconf_check_local(struct zconf *conf, struct zconf_error *err);
  * Outside cluster mode refuses any `slots`. */
 int zconf_check_slots(struct zconf *conf, struct zconf_error *err);
 
+/* zconf_native.c: native-port distinct from every port on the node's
+ * address (all nodes), native-rf1 only on a primary without replicas and
+ * without appendonly. After check_cluster (replica-of targets exist). */
+int zconf_check_native(const struct zconf *conf, struct zconf_error *err);
+
 /* zconf_coord.c: the `coordination` group G (keys, types, machines; sets
  * coord.enabled), then after the nodes the cross checks (cluster mode, each
  * node's machine). zconf_select_machine makes exactly machine NAME's nodes

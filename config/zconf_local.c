@@ -139,6 +139,31 @@ static bool binds_overlap(const struct zconf *conf, const struct zconf_node *a, 
 	return false;
 }
 
+/* The native listener binds every bind address too: local nodes N and O
+ * whose binds overlap must not share a port, native or not, even at
+ * different declared addresses (zconf_native.c compares those). */
+static int native_ports_collide(const struct zconf *conf, const struct zconf_node *n,
+				const struct zconf_node *o, struct zconf_error *err)
+{
+	int np = zconf_node_native_port(conf, n), onp = zconf_node_native_port(conf, o);
+	int mine[2] = { n->port, np }, theirs[2] = { o->port, onp };
+	static const char *const what[2] = { "port", "native-port" };
+
+	if (!np && !onp)
+		return 0;
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 2; b++) {
+			if (!mine[a] || mine[a] != theirs[b] || (a == 0 && b == 0) ||
+			    !binds_overlap(conf, n, o))
+				continue;
+			return zconf_fail(err, conf->path, a ? key_line(n, ZCONF_K_NATIVE_PORT) : n->line,
+					  "node '%s': duplicate port: its %s %d is the %s of local node "
+					  "'%s' (line %d), on a shared bind address",
+					  n->name, what[a], mine[a], what[b], o->name, o->line);
+		}
+	return 0;
+}
+
 int zconf_check_local(struct zconf *conf, struct zconf_error *err)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -179,6 +204,9 @@ int zconf_check_local(struct zconf *conf, struct zconf_error *err)
 						  "node '%s': duplicate port: %d is also used by local "
 						  "node '%s' (line %d)",
 						  n->name, n->port, o->name, o->line);
+			int rc = native_ports_collide(conf, n, o, err);
+			if (rc < 0)
+				return rc;
 		}
 		if (conf->mem_total && n->maxmemory > conf->mem_total)
 			return zconf_fail(err, conf->path, key_line(n, ZCONF_K_MAXMEMORY),

@@ -22,6 +22,21 @@ const char *zconf_node_value(const struct zconf *conf, const struct zconf_node *
 	return node->set[key] ? node->set[key] : conf->defaults[key];
 }
 
+int zconf_node_value_line(const struct zconf *conf, const struct zconf_node *node, enum zconf_key key)
+{
+	if (node->set[key])
+		return node->set_line[key];
+	return conf->defaults[key] ? conf->default_line[key] : 0;
+}
+
+int zconf_node_native_port(const struct zconf *conf, const struct zconf_node *node)
+{
+	const char *v = zconf_node_value(conf, node, ZCONF_K_NATIVE_PORT);
+
+	/* the loader normalised it to a decimal in 0..65535 */
+	return v ? atoi(v) : 0;
+}
+
 int zconf_node_dir(const struct zconf *conf, const struct zconf_node *node, char *buf, size_t size)
 {
 	int n;

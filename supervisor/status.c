@@ -99,7 +99,8 @@ enum {
 	C_OFFSET,
 	C_LAG,
 	C_ADDR,
-	C_SLOTS, /* cluster mode only */
+	C_NATIVE, /* only when some instance declares a native-port */
+	C_SLOTS,  /* cluster mode only */
 	C_CORES,
 	C_MEM,
 	C_UPTIME,
@@ -220,6 +221,10 @@ static void fill_row(struct sv *s, const struct sv_instance *i, int64_t now, str
 		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "%s:%d", n->address, n->port);
 	else
 		snprintf(r->cell[C_ADDR], sizeof(r->cell[0]), "-");
+	if (n && zconf_node_native_port(s->conf, n))
+		snprintf(r->cell[C_NATIVE], sizeof(r->cell[0]), "%d", zconf_node_native_port(s->conf, n));
+	else
+		snprintf(r->cell[C_NATIVE], sizeof(r->cell[0]), "-");
 	slots_cell(s, i, n, r->cell[C_SLOTS], sizeof(r->cell[0]));
 	if (n && CPU_COUNT(&n->cores))
 		zconf_format_cores(&n->cores, r->cell[C_CORES], sizeof(r->cell[0]));
@@ -274,13 +279,19 @@ static void coord_text(struct sv *s, struct sv_conn *conn, int64_t now)
 
 static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 {
-	static const char *const head[C__N] = { "INSTANCE", "PID",	"ROLE",	  "LINK",      "OFFSET",
-						"LAG",	    "ADDRESS",	"SLOTS",  "CORES",     "MEMORY",
-						"UPTIME",   "RESTARTS", "HEALTH", "LAST ERROR" };
+	static const char *const head[C__N] = { "INSTANCE", "PID",     "ROLE",	   "LINK",   "OFFSET",
+						"LAG",	    "ADDRESS", "NATIVE",   "SLOTS",  "CORES",
+						"MEMORY",   "UPTIME",  "RESTARTS", "HEALTH", "LAST ERROR" };
 	static struct row rows[SV_MAX_INSTANCES];
 	int width[C__N];
 	char up[32], line[4096];
-	bool differs = false;
+	bool differs = false, native = false;
+
+	for (size_t k = 0; k < s->n_inst; k++) {
+		const struct zconf_node *n = zconf_find_node(s->conf, s->inst[k]->name);
+
+		native |= n && zconf_node_native_port(s->conf, n) > 0;
+	}
 
 	human_duration(now - s->started_ms, up, sizeof(up));
 	sv_control_data(conn, "cluster %s, config %s, supervisor pid %d up %s",
@@ -320,7 +331,7 @@ static void write_text(struct sv *s, struct sv_conn *conn, int64_t now)
 		size_t len = 0;
 
 		for (int c = 0; c < C__N; c++)
-			if (c != C_SLOTS || s->topo.enabled)
+			if ((c != C_SLOTS || s->topo.enabled) && (c != C_NATIVE || native))
 				len += (size_t)snprintf(line + len, sizeof(line) - len, "%-*s%s",
 							c == C__N - 1 ? 0 : width[c],
 							k == 0 ? head[c] : rows[k - 1].cell[c],
@@ -395,7 +406,7 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			"\"replica_of\":%s,\"as_declared\":%s,\"replicating_from\":%s,\"link\":%s,"
 			"\"sync_in_progress\":%s,\"connected_replicas\":%s,\"offset\":%s,\"lag_bytes\":%s,"
 			"\"last_io_seconds\":%s,"
-			"\"address\":%s,\"cores\":%s,\"used_memory\":%lld,\"maxmemory\":%llu,"
+			"\"address\":%s,\"native_port\":%d,\"cores\":%s,\"used_memory\":%lld,\"maxmemory\":%llu,"
 			"\"uptime_ms\":%lld,\"restarts\":%d,\"crashes\":%d,\"state\":\"%s\","
 			"\"health\":%s,\"health_fails\":%d,\"last_error\":%s,\"slots\":%s,"
 			"\"topology_epoch\":%lld,\"topology_synced\":%s}",
@@ -409,7 +420,8 @@ static void write_json(struct sv *s, struct sv_conn *conn, int64_t now)
 			: r.differs ? "false"
 				    : "true",
 			v.replica ? from : "null", v.link ? link : "null", syncing, repl, offset, lagb, io,
-			addr, cores, i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
+			addr, n ? zconf_node_native_port(s->conf, n) : 0, cores,
+			i->pid > 0 ? i->info.used_memory : -1, n ? n->maxmemory : 0ULL,
 			(long long)(i->pid > 0 ? now - i->started_ms : -1), i->restarts, i->crashes,
 			sv_state_name(i->state), health, i->health_fails, i->last_error[0] ? err : "null",
 			s->topo.enabled && n && n->slots ? slots : "null", i->topo.epoch,

@@ -56,14 +56,22 @@ static char *build_body(const struct zconf *conf)
 	for (size_t k = 0; k < conf->n_nodes; k++) {
 		const struct zconf_node *n = &conf->nodes[k];
 
+		int native = zconf_node_native_port(conf, n);
+
 		zconf_node_id(conf, n, id);
 		if (n->role == ZCONF_ROLE_PRIMARY) {
-			sb_printf(&b, "node %s %s %s %d primary %s\n", id, n->name, n->address, n->port,
+			sb_printf(&b, "node %s %s %s %d primary %s", id, n->name, n->address, n->port,
 				  n->slots);
 		} else {
 			zconf_node_id(conf, zconf_find_node(conf, n->replica_of), pid);
-			sb_printf(&b, "node %s %s %s %d replica %s\n", id, n->name, n->address, n->port, pid);
+			sb_printf(&b, "node %s %s %s %d replica %s", id, n->name, n->address, n->port, pid);
 		}
+		/* only when declared: a cluster without native ports pushes what
+		 * an older zarisd parses (zarisd/cluster/topology.h) */
+		if (native)
+			sb_printf(&b, "%snative %d", n->role == ZCONF_ROLE_PRIMARY && !n->slots[0] ? "" : " ",
+				  native);
+		sb_printf(&b, "\n");
 	}
 	return b.s;
 }

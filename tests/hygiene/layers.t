@@ -38,6 +38,7 @@ FLOORS = {
     "zarisd/store": 1,
     "zarisd/journal": 2,
     "zarisd/cluster": 2,
+    "zarisd/client": 2,
     "zarisd/server": 3,
     "zarisd/persist": 4,
     "zarisd/repl": 5,

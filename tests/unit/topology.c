@@ -2,7 +2,8 @@
  * lines, any line order after the epoch, single slots and ranges, IPv6,
  * replicas before their primary) give the slot table and the nodes; every
  * bad one is refused with the line at fault named; one layout written two
- * ways compares equal, a changed one does not. cluster/cluster: a push
+ * ways compares equal, a changed one does not; the optional native port
+ * (with and without it, bad values by line). cluster/cluster: a push
  * sequence (older epoch, same epoch other layout, idempotent re-push,
  * reload from the file) and the reclamation of retired tables while a
  * reader holds one. */
@@ -134,6 +135,75 @@ static void test_bad(void)
 	bad(HEAD "myself " A "\n" NA, "line 4: a second myself line (the first is line 3)", "two myself");
 }
 
+/* The optional `native <port>` at the end of a node line. */
+static void test_native(void)
+{
+	char err[256] = "";
+	const char *doc = HEAD "node " A " a 127.0.0.1 7000 primary 0-8191 native 7100\n"
+			       "node " B " b 127.0.0.1 7001 primary native 7101\n"
+			       "node " C " c 127.0.0.1 7002 replica " A " native 7102   # a comment\n";
+	struct topology *t = parse(doc, err);
+	ok(t != NULL, "native ports on a primary, a primary without ranges and a replica (%s)", err);
+	if (t) {
+		int a = topology_find(t, A, 40), b = topology_find(t, B, 40), c = topology_find(t, C, 40);
+		ok(t->nodes[a].native_port == 7100 && t->nodes[b].native_port == 7101 &&
+			   t->nodes[c].native_port == 7102,
+		   "each node's native_port");
+		ok(t->nodes[a].nslots == 8192 && t->nodes[b].nslots == 0 && t->nodes[c].primary == a,
+		   "ranges and replicas read as without the token");
+		ok(strstr(t->layout, " native 7100\n") && strstr(t->layout, " native 7102\n"),
+		   "the layout carries the native ports");
+	}
+	struct topology *old = parse(HEAD NA, err);
+	ok(old && old->nodes[0].native_port == 0, "a document without the token: native_port 0 (%s)", err);
+	struct topology *with = parse(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7100\n", err);
+	ok(old && with && !topology_same_layout(old, with), "adding a native port changes the layout");
+	struct topology *moved = parse(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7200\n", err);
+	ok(with && moved && !topology_same_layout(with, moved), "moving a native port changes the layout");
+	struct topology *again = parse("epoch 3\ncluster x\n"
+				       "node " A " a 127.0.0.1 7000   primary 0-16383   native 7200  # c\n"
+				       "myself " A "\n",
+				       err);
+	ok(moved && again && topology_same_layout(moved, again),
+	   "the same native port written otherwise compares equal (%s)", err);
+	topology_free(t);
+	topology_free(old);
+	topology_free(with);
+	topology_free(moved);
+	topology_free(again);
+
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 0\n",
+	    "line 4: native port '0' is not in 1..65535", "native port 0");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 65536\n",
+	    "line 4: native port '65536' is not in 1..65535", "native port too big");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native x1\n",
+	    "line 4: native port 'x1' is not in 1..65535", "native port not a number");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native\n",
+	    "line 4: 'native' ends a node line, followed by its native port", "native without a port");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary native 7100 0-16383\n",
+	    "line 4: 'native' ends a node line, followed by its native port", "native before the ranges");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7000\n",
+	    "line 4: native port 7000 is also the node's port", "native port = its port");
+	bad(HEAD NA "node " B " b 127.0.0.1 7001 replica " A " native 7000\n",
+	    "line 5: native port 127.0.0.1:7000 is also line 4's port", "native port = another's port");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7100\n"
+		 "node " B " b 127.0.0.1 7001 replica " A " native 7100\n",
+	    "line 5: native port 127.0.0.1:7100 is also line 4's native port", "two native ports alike");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7100\n"
+		 "node " B " b 127.0.0.1 7100 replica " A "\n",
+	    "line 5: address 127.0.0.1:7100 is line 4's native port", "a port = another's native port");
+	bad(HEAD "node " A " a 127.0.0.1 7000 primary native 7100 native 7101\n",
+	    "line 4: 'native' ends a node line, followed by its native port", "native twice");
+	bad(HEAD "node " A " a 127.0.0.1 7000 replica " B " native 7100 x\n",
+	    "line 4: 'native' ends a node line, followed by its native port", "a word after the native port");
+	char err2[256] = "";
+	struct topology *other_ip = parse(HEAD "node " A " a 127.0.0.1 7000 primary 0-16383 native 7100\n"
+					       "node " B " b 127.0.0.2 7100 replica " A " native 7000\n",
+					  err2);
+	ok(other_ip != NULL, "the same numbers on another ip are fine (%s)", err2);
+	topology_free(other_ip);
+}
+
 static void test_push(void)
 {
 	char dir[] = "/tmp/zaris-topo-XXXXXX";
@@ -212,6 +282,7 @@ int main(void)
 {
 	test_good();
 	test_bad();
+	test_native();
 	test_push();
 	return done_testing();
 }

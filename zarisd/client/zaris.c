@@ -107,7 +107,7 @@ static void copy_options(struct zaris_options *d, const struct zaris_options *o)
 		d->topology_interval_ms = 100;
 }
 
-static void free_client(struct zaris *z)
+void zc_client_free(struct zaris *z)
 {
 	zc_engine_free(z);
 	zaris_batch_free(z->topo);
@@ -116,6 +116,24 @@ static void free_client(struct zaris *z)
 	free((char *)z->opts.username);
 	free((char *)z->opts.password);
 	free(z);
+}
+
+struct zaris *zc_client_new(const struct zaris_options *o)
+{
+	struct zaris *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	copy_options(&z->opts, o);
+	z->topo = zaris_batch_new();
+	z->sync = zaris_batch_new();
+	for (unsigned s = 0; s < 16384; s++)
+		z->slot_node[s] = -1;
+	if (!z->opts.host || (o->username && !z->opts.username) || (o->password && !z->opts.password) ||
+	    !z->topo || !z->sync || zc_node_find(z, z->opts.host, strlen(z->opts.host), o->port) != 0) {
+		zc_client_free(z);
+		return NULL;
+	}
+	return z;
 }
 
 int zaris_connect(const struct zaris_options *o, struct zaris **out, char *err, size_t errlen)
@@ -128,17 +146,12 @@ int zaris_connect(const struct zaris_options *o, struct zaris **out, char *err, 
 			snprintf(err, errlen, "options: a native port is required");
 		return ZARIS_E_INVAL;
 	}
-	struct zaris *z = calloc(1, sizeof(*z));
-	if (!z)
-		goto out_nomem;
-	copy_options(&z->opts, o);
-	z->topo = zaris_batch_new();
-	z->sync = zaris_batch_new();
-	if (!z->opts.host || (o->username && !z->opts.username) || (o->password && !z->opts.password) ||
-	    !z->topo || !z->sync || zc_node_find(z, z->opts.host, strlen(z->opts.host), o->port) != 0)
-		goto out_nomem;
-	for (unsigned s = 0; s < 16384; s++)
-		z->slot_node[s] = -1;
+	struct zaris *z = zc_client_new(o);
+	if (!z) {
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return ZARIS_E_NOMEM;
+	}
 	unsigned flags = 0;
 	int rc = zc_node_connect(z, z->nodes[0], &flags);
 	if (rc)
@@ -158,22 +171,17 @@ int zaris_connect(const struct zaris_options *o, struct zaris **out, char *err, 
 	}
 	*out = z;
 	return 0;
-out_nomem:
-	rc = ZARIS_E_NOMEM;
-	if (z)
-		zc_set_err(z, "out of memory");
 out_fail:
 	if (err && errlen)
-		snprintf(err, errlen, "%s", z ? z->err : "out of memory");
-	if (z)
-		free_client(z);
+		snprintf(err, errlen, "%s", z->err);
+	zc_client_free(z);
 	return rc;
 }
 
 void zaris_close(struct zaris *z)
 {
 	if (z)
-		free_client(z);
+		zc_client_free(z);
 }
 
 const char *zaris_errstr(const struct zaris *z)
@@ -240,6 +248,19 @@ size_t zaris_in_flight(const struct zaris *z)
 
 /* --- running ------------------------------------------------------------------- */
 
+#define ZC_WRITE_BACKLOG (8u << 20)
+
+static size_t write_backlog(const struct zaris *z)
+{
+	size_t most = 0;
+	for (size_t i = 0; i < z->nnodes; i++) {
+		const struct zc_node *n = z->nodes[i];
+		if (n->fd >= 0 && n->wlen - n->woff > most)
+			most = n->wlen - n->woff;
+	}
+	return most;
+}
+
 int zaris_send(struct zaris *z, struct zaris_batch *b)
 {
 	if (b->state == ZC_INFLIGHT || b->state == ZC_DONE)
@@ -261,7 +282,13 @@ int zaris_send(struct zaris *z, struct zaris_batch *b)
 		return 0;
 	}
 	zc_submit(z, b);
-	zc_pump(z, 0);
+	zc_flush(z);
+	/* a caller sending without waiting must not grow the write buffers
+	 * without bound while the server, its answers unread, stops reading:
+	 * past the mark, run the loop (it reads answers too) until they drain */
+	while (write_backlog(z) > ZC_WRITE_BACKLOG)
+		if (!zc_pump(z, -1))
+			break;
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * Model. A `struct zaris` is a client: one connection per node (one node
  * outside cluster mode), the slot map, and the requests in flight. Work is
  * a `struct zaris_batch`: operations added to it, sent as one REQUEST frame
- * per node, answered per operation with a status and a parsed RESP3 value.
+ * per node (more when past the server's max frame or 65,535 ops), answered per operation with a status and a parsed RESP3 value.
  * Several batches may be in flight at once (zaris_send / zaris_wait): that
  * is how a caller keeps N requests outstanding on each node connection.
  *
@@ -33,16 +33,18 @@
  * any node.
  *   MOVED: the slot is pointed at the named node at once, TOPOLOGY is read
  * again (at most once per topology_interval_ms), and the operation is sent
- * to the new owner. ASK: the operation is sent once to the named node,
+ * to the new owner. MOVED and ASK name a node's RESP address: the client
+ * maps it to the node's native port through TOPOLOGY, and for a node it
+ * does not know yet holds the operation until a TOPOLOGY read ends. ASK: the operation is sent once to the named node,
  * preceded by COMMAND ASKING in the same request. Both count against
  * max_redirects per operation; past it the MOVED/ASK result is returned.
  *   Connection loss: every in-flight request on that connection is lost.
  * Operations that only read (GET, EXISTS, MGET, PTTL, METAGET, TOPOLOGY)
  * are sent again after one reconnect; every other one gets ZARIS_E_IO,
- * since it may or may not have run. A node whose connection failed is
- * reconnected on its next use, but not before its backoff has passed
- * (reconnect_min_ms doubling up to reconnect_max_ms, reset by a success);
- * an operation for it during the backoff fails at once with ZARIS_E_IO. In
+ * since it may or may not have run. A lost connection is made again on the
+ * next use, at once; a connect that fails starts a backoff
+ * (reconnect_min_ms doubling up to reconnect_max_ms, reset by a success)
+ * during which an operation for that node fails at once with ZARIS_E_IO. In
  * cluster mode a failed connection also makes the client re-read TOPOLOGY.
  *
  * Timeouts. connect_timeout_ms bounds each connect plus handshake.
@@ -297,7 +299,9 @@ int zaris_add_persist(struct zaris_batch *b, const void *key, size_t klen);
 int zaris_add_metaget(struct zaris_batch *b, const void *key, size_t klen);
 /* METASET: replaces the key's metadata with META (NULL: clears it). */
 int zaris_add_metaset(struct zaris_batch *b, const void *key, size_t klen, const struct zaris_meta *meta);
-/* Deletes the keys with LABEL (and ENTITY when elen > 0); integer result. */
+/* Deletes the keys with LABEL (and ENTITY when elen > 0). The result is
+ * always an integer, the count deleted (summed over the primaries in
+ * cluster mode, where a node answers METAINVALIDATE's map). */
 int zaris_add_invalidate(struct zaris_batch *b, const void *label, size_t llen, const void *entity,
 			 size_t elen);
 int zaris_add_topology(struct zaris_batch *b);

@@ -430,7 +430,7 @@ static void op_finish(struct zaris_batch *b, struct zc_op *o, const struct zaris
 	}
 	o->res.status = ZARIS_S_OK;
 	o->res.value = last;
-	if (o->parts <= 1)
+	if (o->parts <= 1 && o->code != NW_OP_INVALIDATE)
 		return;
 	struct zaris_value *v = zc_arena_alloc(&b->arena, sizeof(*v));
 	if (!v) {
@@ -476,11 +476,15 @@ void zc_op_answer(struct zaris *z, struct zaris_batch *b, const struct zc_part *
 			for (uint32_t i = 0; i < pt->npos; i++)
 				o->gathered[pt->pos[i]] = value->elements[i];
 		}
-	} else if (o->parts > 1 && o->code == NW_OP_INVALIDATE) {
-		if (!value || value->type != ZARIS_T_INTEGER)
+	} else if (o->code == NW_OP_INVALIDATE) {
+		/* an integer as PROTOCOL.md 4 says, or METAINVALIDATE's cluster
+		 * reply (a map whose "deleted" is the count), which zarisd sends */
+		const struct zaris_value *n =
+			value && value->type == ZARIS_T_MAP ? zaris_map_get(value, "deleted") : value;
+		if (!n || n->type != ZARIS_T_INTEGER)
 			o->err = ZARIS_E_PROTO;
 		else
-			o->sum += value->integer;
+			o->sum += n->integer;
 	}
 	if (--o->pending)
 		return;

@@ -1,4 +1,5 @@
-/* zc_engine — libzaris's engine: operations become parts (one per target
+/* zc_engine — libzaris's engine, its sending half (zc_recv.c is the
+ * receiving half and the I/O loop): operations become parts (one per target
  * node; a split MGET/MSET one per slot), parts wait in the client's send
  * queue, are framed per node into REQUEST frames and written; answers come
  * back in order per connection (PROTOCOL.md 2), each result naming its part
@@ -13,7 +14,6 @@
  * for a TOPOLOGY read goes back to the queue when that read ends, however
  * it ends. So a batch in flight always completes while zc_pump runs. */
 #include <assert.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +22,6 @@
 #include "zarisd/client/zc_resp3.h"
 #include "zarisd/client/zc_keyslot.h"
 #include "zarisd/proto/native_wire.h"
-
-/* Responses may carry large values: a frame past this is a broken stream. */
-#define ZC_MAX_RESPONSE_FRAME (1u << 30)
 
 static int push_part(struct zc_part **q, size_t *n, size_t *cap, const struct zc_part *pt)
 {
@@ -40,8 +37,8 @@ static int push_part(struct zc_part **q, size_t *n, size_t *cap, const struct zc
 	return 0;
 }
 
-/* Ends part PT with a client error or a server result. */
-static void part_answer(struct zaris *z, struct zc_part *pt, int status, const struct zaris_value *v)
+/* Ends part PT with a client error or a server result (zc_int.h). */
+void zc_part_answer(struct zaris *z, struct zc_part *pt, int status, const struct zaris_value *v)
 {
 	if (pt->b)
 		zc_op_answer(z, pt->b, pt, status, v);
@@ -49,19 +46,19 @@ static void part_answer(struct zaris *z, struct zc_part *pt, int status, const s
 	pt->pos = NULL;
 }
 
-static void outq_push(struct zaris *z, struct zc_part *pt)
+void zc_outq_push(struct zaris *z, struct zc_part *pt)
 {
 	if (push_part(&z->outq, &z->noutq, &z->outq_cap, pt)) {
 		zc_set_err(z, "out of memory queueing an operation");
-		part_answer(z, pt, ZARIS_E_NOMEM, NULL);
+		zc_part_answer(z, pt, ZARIS_E_NOMEM, NULL);
 	}
 }
 
-static void park(struct zaris *z, struct zc_part *pt)
+void zc_park(struct zaris *z, struct zc_part *pt)
 {
 	if (push_part(&z->parked, &z->nparked, &z->parked_cap, pt)) {
 		zc_set_err(z, "out of memory parking an operation");
-		part_answer(z, pt, ZARIS_E_NOMEM, NULL);
+		zc_part_answer(z, pt, ZARIS_E_NOMEM, NULL);
 	}
 }
 
@@ -138,7 +135,7 @@ static void route_multi(struct zaris *z, struct zaris_batch *b, uint32_t i, stru
 	struct slot_pos *sp = malloc(o->nkeys * sizeof(*sp));
 	if (!sp) {
 		o->parts = o->pending = 1;
-		part_answer(z, base, ZARIS_E_NOMEM, NULL);
+		zc_part_answer(z, base, ZARIS_E_NOMEM, NULL);
 		return;
 	}
 	for (uint32_t k = 0; k < o->nkeys; k++) {
@@ -154,7 +151,7 @@ static void route_multi(struct zaris *z, struct zaris_batch *b, uint32_t i, stru
 	o->parts = o->pending = runs;
 	if (runs == 1) {
 		free(sp);
-		outq_push(z, base);
+		zc_outq_push(z, base);
 		return;
 	}
 	for (uint32_t k = 0; k < o->nkeys;) {
@@ -165,11 +162,11 @@ static void route_multi(struct zaris *z, struct zaris_batch *b, uint32_t i, stru
 		pt.npos = e - k;
 		pt.pos = malloc(pt.npos * sizeof(*pt.pos));
 		if (!pt.pos) {
-			part_answer(z, &pt, ZARIS_E_NOMEM, NULL);
+			zc_part_answer(z, &pt, ZARIS_E_NOMEM, NULL);
 		} else {
 			for (uint32_t j = k; j < e; j++)
 				pt.pos[j - k] = sp[j].pos;
-			outq_push(z, &pt);
+			zc_outq_push(z, &pt);
 		}
 		k = e;
 	}
@@ -192,7 +189,7 @@ static void route_broadcast(struct zaris *z, struct zaris_batch *b, uint32_t i, 
 	o->parts = o->pending = n ? n : 1;
 	if (!n) {
 		zc_set_err(z, "no node owns a slot");
-		part_answer(z, base, owns ? ZARIS_E_NOROUTE : ZARIS_E_NOMEM, NULL);
+		zc_part_answer(z, base, owns ? ZARIS_E_NOROUTE : ZARIS_E_NOMEM, NULL);
 		free(owns);
 		return;
 	}
@@ -200,7 +197,7 @@ static void route_broadcast(struct zaris *z, struct zaris_batch *b, uint32_t i, 
 		if (owns[k]) {
 			struct zc_part pt = *base;
 			pt.node = (int)k;
-			outq_push(z, &pt);
+			zc_outq_push(z, &pt);
 		}
 	free(owns);
 }
@@ -221,7 +218,7 @@ void zc_submit(struct zaris *z, struct zaris_batch *b)
 		if (o->code == NW_OP_TOPOLOGY && z->cluster)
 			pt.node = pick_any_node(z);
 		o->parts = o->pending = 1;
-		outq_push(z, &pt);
+		zc_outq_push(z, &pt);
 	}
 }
 
@@ -243,7 +240,7 @@ static void topo_done(struct zaris *z, struct zaris_batch *b)
 	}
 	/* the parts that waited for it go back, routed by what we now know */
 	for (size_t i = 0; i < z->nparked; i++)
-		outq_push(z, &z->parked[i]);
+		zc_outq_push(z, &z->parked[i]);
 	z->nparked = 0;
 }
 
@@ -269,7 +266,7 @@ void zc_topo_start(struct zaris *z)
 	z->topo_last_ms = zc_now_ms();
 	z->stats.topology_reads++;
 	struct zc_part pt = { .b = b, .op = 0, .node = pick_any_node(z) };
-	outq_push(z, &pt);
+	zc_outq_push(z, &pt);
 }
 
 static void maybe_refresh(struct zaris *z)
@@ -283,7 +280,7 @@ static void maybe_refresh(struct zaris *z)
 
 /* --- connection failures ------------------------------------------------------- */
 
-static void req_free(struct zc_req *r)
+void zc_req_free(struct zc_req *r)
 {
 	for (uint32_t i = 0; i < r->nparts; i++)
 		free(r->parts[i].pos);
@@ -293,7 +290,7 @@ static void req_free(struct zc_req *r)
 
 /* Closes node IDX's connection after ERR (WHY for the error text): its
  * read-only parts go back to the queue once, the others are answered ERR. */
-static void conn_fail(struct zaris *z, int idx, int err, const char *why)
+void zc_conn_fail(struct zaris *z, int idx, int err, const char *why)
 {
 	struct zc_node *n = z->nodes[idx];
 	zc_set_err(z, "%s:%u: %s", n->host, n->port, why);
@@ -319,12 +316,12 @@ static void conn_fail(struct zaris *z, int idx, int err, const char *why)
 					again.node = -1;
 				pt->pos = NULL;
 				z->stats.retries++;
-				outq_push(z, &again);
+				zc_outq_push(z, &again);
 			} else {
-				part_answer(z, pt, err, NULL);
+				zc_part_answer(z, pt, err, NULL);
 			}
 		}
-		req_free(r);
+		zc_req_free(r);
 		r = next;
 	}
 }
@@ -375,7 +372,8 @@ static unsigned char *part_encode(const struct zaris *z, unsigned char *p, const
 	}
 	p = put_op_header(p, o->code, o->flags, db);
 	if (!pt->pos) {
-		memcpy(p, b->args + o->off, o->len);
+		if (o->len) /* TOPOLOGY has no fields (and its batch maybe no args buffer) */
+			memcpy(p, b->args + o->off, o->len);
 		return p + o->len;
 	}
 	nw_put16(p, (uint16_t)pt->npos);
@@ -439,7 +437,7 @@ static void send_to_node(struct zaris *z, int idx, struct zc_part *parts, size_t
 	int rc = node_ready(z, idx);
 	if (rc) {
 		for (size_t i = 0; i < n; i++)
-			part_answer(z, &parts[i], rc, NULL);
+			zc_part_answer(z, &parts[i], rc, NULL);
 		return;
 	}
 	size_t limit = node->max_frame ? node->max_frame : (1u << 20);
@@ -459,7 +457,7 @@ static void send_to_node(struct zaris *z, int idx, struct zc_part *parts, size_t
 		if (len > limit) { /* one part alone is over the server's limit */
 			zc_set_err(z, "%s:%u: an operation of %zu bytes, over the server's frame limit %zu",
 				   node->host, node->port, len, limit);
-			part_answer(z, &parts[i], ZARIS_E_INVAL, NULL);
+			zc_part_answer(z, &parts[i], ZARIS_E_INVAL, NULL);
 			i++;
 			continue;
 		}
@@ -470,7 +468,7 @@ static void send_to_node(struct zaris *z, int idx, struct zc_part *parts, size_t
 			free(r);
 			zc_set_err(z, "out of memory framing a request");
 			for (; i < j; i++)
-				part_answer(z, &parts[i], ZARIS_E_NOMEM, NULL);
+				zc_part_answer(z, &parts[i], ZARIS_E_NOMEM, NULL);
 			continue;
 		}
 		unsigned char *p = z->fbuf + NW_HEADER;
@@ -498,7 +496,7 @@ static void send_to_node(struct zaris *z, int idx, struct zc_part *parts, size_t
 			for (uint32_t m = 0; m < k; m++)
 				if (rp[m].b)
 					zc_op_answer(z, rp[m].b, &rp[m], ZARIS_E_NOMEM, NULL);
-			req_free(r);
+			zc_req_free(r);
 			i = j;
 			continue;
 		}
@@ -512,7 +510,7 @@ static void send_to_node(struct zaris *z, int idx, struct zc_part *parts, size_t
 		i = j;
 	}
 	if (node->fd >= 0 && zc_node_write(node))
-		conn_fail(z, idx, ZARIS_E_IO, "write failed");
+		zc_conn_fail(z, idx, ZARIS_E_IO, "write failed");
 }
 
 static int by_send_order(const void *a, const void *b)
@@ -523,7 +521,7 @@ static int by_send_order(const void *a, const void *b)
 	return x->op < y->op ? -1 : x->op > y->op;
 }
 
-static void flush(struct zaris *z)
+void zc_flush(struct zaris *z)
 {
 	maybe_refresh(z);
 	while (z->noutq) {
@@ -541,7 +539,7 @@ static void flush(struct zaris *z)
 			q[i].node = resolve_node(z, &q[i]);
 			if (q[i].node < 0) {
 				zc_set_err(z, "no known node owns slot %d", part_slot(q[i].b, &q[i]));
-				part_answer(z, &q[i], ZARIS_E_NOROUTE, NULL);
+				zc_part_answer(z, &q[i], ZARIS_E_NOROUTE, NULL);
 			}
 		}
 		/* one pass per node, in the order nodes first appear */
@@ -552,7 +550,7 @@ static void flush(struct zaris *z)
 			int idx = q[i].node;
 			if (!mine) {
 				zc_set_err(z, "out of memory sending a batch");
-				part_answer(z, &q[i], ZARIS_E_NOMEM, NULL);
+				zc_part_answer(z, &q[i], ZARIS_E_NOMEM, NULL);
 				continue;
 			}
 			size_t m = 0;
@@ -567,320 +565,4 @@ static void flush(struct zaris *z)
 		free(q);
 		maybe_refresh(z);
 	}
-}
-
-/* --- receiving --------------------------------------------------------------------- */
-
-/* "MOVED 3999 127.0.0.1:7001" / "ASK ...": the slot and the node's RESP
- * address; false when the text is not that. */
-static bool parse_redirect(const struct zaris_value *v, unsigned *slot, const char **host, size_t *hlen,
-			   uint16_t *port)
-{
-	if (!v || v->type != ZARIS_T_ERROR)
-		return false;
-	const char *s = v->str, *end = v->str + v->len;
-	const char *sp = memchr(s, ' ', v->len);
-	if (!sp)
-		return false;
-	unsigned long sl = 0;
-	const char *p = sp + 1;
-	for (; p < end && *p >= '0' && *p <= '9'; p++)
-		sl = sl * 10 + (unsigned long)(*p - '0');
-	if (p == sp + 1 || p >= end || *p != ' ' || sl > 16383)
-		return false;
-	const char *addr = p + 1;
-	const char *colon = NULL;
-	for (const char *c = addr; c < end; c++)
-		if (*c == ':')
-			colon = c; /* the last one: an IPv6 address has more */
-	if (!colon || colon == addr || colon + 1 >= end)
-		return false;
-	unsigned long pt = 0;
-	for (p = colon + 1; p < end && *p >= '0' && *p <= '9'; p++)
-		pt = pt * 10 + (unsigned long)(*p - '0');
-	if (p != end || pt == 0 || pt > 65535)
-		return false;
-	*slot = (unsigned)sl;
-	*host = addr;
-	*hlen = (size_t)(colon - addr);
-	*port = (uint16_t)pt;
-	return true;
-}
-
-/* A result for part PT: its answer, or (MOVED/ASK within the redirect
- * bound) the part queued again for the node named. */
-static void deliver(struct zaris *z, struct zc_part *pt, int status, const struct zaris_value *v)
-{
-	if (!pt->b)
-		return; /* ASKING's +OK */
-	unsigned slot;
-	const char *host;
-	size_t hlen;
-	uint16_t port;
-	if ((status == ZARIS_S_MOVED || status == ZARIS_S_ASK) && pt->redirects < z->opts.max_redirects &&
-	    z->cluster && parse_redirect(v, &slot, &host, &hlen, &port)) {
-		int target = zc_node_by_resp(z, host, hlen, port);
-		if (target < 0 && z->opts.native_port_offset) {
-			int np = port + z->opts.native_port_offset;
-			if (np > 0 && np <= 65535)
-				target = zc_node_find(z, host, hlen, (uint16_t)np);
-			if (target >= 0)
-				z->nodes[target]->resp_port = port;
-		}
-		struct zc_part again = *pt;
-		again.redirects++;
-		again.answered = 0;
-		again.asking = status == ZARIS_S_ASK;
-		pt->pos = NULL;
-		if (status == ZARIS_S_MOVED) {
-			z->stats.moved++;
-			z->topo_stale = true;
-			if (target >= 0) {
-				z->slot_node[slot] = (int16_t)target;
-				again.node = target;
-				outq_push(z, &again);
-			} else { /* a node we cannot reach yet: wait for the topology */
-				again.node = -1;
-				park(z, &again);
-				zc_topo_start(z);
-			}
-			return;
-		}
-		if (target >= 0) {
-			z->stats.ask++;
-			again.node = target;
-			outq_push(z, &again);
-			return;
-		}
-		pt->pos = again.pos; /* ASK to an unknown node: the caller gets the ASK */
-	}
-	part_answer(z, pt, status, v);
-}
-
-/* One RESPONSE frame (header H, payload P of LEN bytes) on node IDX:
- * 0, or -1 after failing the connection. */
-static int handle_response(struct zaris *z, int idx, const unsigned char *h, const unsigned char *p,
-			   size_t len)
-{
-	struct zc_node *n = z->nodes[idx];
-	struct zc_req *r = n->head;
-	uint16_t count = nw_get16(h + 6);
-	uint32_t id = nw_get32(h + 8);
-	if (!r || r->id != id) {
-		conn_fail(z, idx, ZARIS_E_PROTO, "a response to no request in flight");
-		return -1;
-	}
-	struct nw_reader rd;
-	nw_reader_init(&rd, p, len);
-	for (uint16_t i = 0; i < count; i++) {
-		uint16_t index = nw_take16(&rd);
-		uint8_t status = nw_take8(&rd);
-		if (!rd.ok || index >= r->nparts || r->parts[index].answered) {
-			conn_fail(z, idx, ZARIS_E_PROTO, "a result for no operation of its request");
-			return -1;
-		}
-		struct zc_part *pt = &r->parts[index];
-		struct zc_arena *a = pt->b ? &pt->b->arena : &z->scratch;
-		struct zaris_value v;
-		const char *why = "";
-		ssize_t used = zc_resp3_parse(rd.p, (size_t)(rd.end - rd.p), a, &v, &why);
-		if (used <= 0) {
-			conn_fail(z, idx, ZARIS_E_PROTO, used ? why : "a result value cut short");
-			return -1;
-		}
-		rd.p += used;
-		struct zaris_value *kept = zc_arena_alloc(a, sizeof(*kept));
-		if (!kept) {
-			conn_fail(z, idx, ZARIS_E_NOMEM, "out of memory for a result");
-			return -1;
-		}
-		*kept = v;
-		pt->answered = 1;
-		r->answered++;
-		deliver(z, pt, status, kept);
-	}
-	if (rd.p != rd.end) {
-		conn_fail(z, idx, ZARIS_E_PROTO, "bytes after a response's last result");
-		return -1;
-	}
-	if (!(h[5] & NW_RESPONSE_LAST))
-		return 0;
-	if (r->answered != r->nparts) {
-		conn_fail(z, idx, ZARIS_E_PROTO, "a request's last response left operations unanswered");
-		return -1;
-	}
-	n->head = r->next;
-	if (!n->head)
-		n->tail = NULL;
-	req_free(r);
-	zc_arena_reset(&z->scratch);
-	return 0;
-}
-
-/* Every whole frame in node IDX's read buffer. */
-static void handle_input(struct zaris *z, int idx)
-{
-	struct zc_node *n = z->nodes[idx];
-	size_t off = 0;
-	while (n->rlen - off >= 4) {
-		const unsigned char *h = n->rbuf + off;
-		uint32_t len = nw_get32(h);
-		if (len < NW_HEADER_REST || len > ZC_MAX_RESPONSE_FRAME) {
-			conn_fail(z, idx, ZARIS_E_PROTO, "a frame length out of range");
-			return;
-		}
-		if (n->rlen - off < 4 + (size_t)len)
-			break;
-		if (h[4] == NW_GOODBYE) {
-			struct nw_reader rd;
-			nw_reader_init(&rd, h + NW_HEADER, len - NW_HEADER_REST);
-			size_t wl;
-			const unsigned char *why = nw_take_str(&rd, len, &wl);
-			char text[200];
-			snprintf(text, sizeof(text), "GOODBYE: %.*s", why ? (int)wl : 0,
-				 why ? (const char *)why : "");
-			conn_fail(z, idx, ZARIS_E_PROTO, text);
-			return;
-		}
-		if (h[4] != NW_RESPONSE) {
-			conn_fail(z, idx, ZARIS_E_PROTO, "a frame of a kind a server does not send");
-			return;
-		}
-		if (handle_response(z, idx, h, h + NW_HEADER, len - NW_HEADER_REST) < 0)
-			return; /* the buffer was dropped with the connection */
-		off += 4 + (size_t)len;
-	}
-	if (off) {
-		memmove(n->rbuf, n->rbuf + off, n->rlen - off);
-		n->rlen -= off;
-	}
-}
-
-static void check_timeouts(struct zaris *z)
-{
-	if (z->opts.request_timeout_ms < 0)
-		return;
-	uint64_t now = zc_now_ms();
-	for (size_t i = 0; i < z->nnodes; i++) {
-		struct zc_node *n = z->nodes[i];
-		if (n->head && now >= n->head->sent_ms + (uint64_t)z->opts.request_timeout_ms)
-			conn_fail(z, (int)i, ZARIS_E_TIMEOUT, "request timed out");
-	}
-}
-
-int zc_pump(struct zaris *z, int timeout_ms)
-{
-	flush(z);
-	struct pollfd stack[16], *pfd = stack;
-	int *which, stack_which[16];
-	which = stack_which;
-	if (z->nnodes > 16) {
-		pfd = malloc(z->nnodes * sizeof(*pfd));
-		which = malloc(z->nnodes * sizeof(*which));
-		if (!pfd || !which) {
-			free(pfd);
-			free(which);
-			return 0;
-		}
-	}
-	nfds_t nfd = 0;
-	uint64_t now = zc_now_ms();
-	int wait = timeout_ms;
-	for (size_t i = 0; i < z->nnodes; i++) {
-		struct zc_node *n = z->nodes[i];
-		if (n->fd < 0 || (!n->head && n->woff == n->wlen))
-			continue;
-		pfd[nfd].fd = n->fd;
-		pfd[nfd].events = (short)(POLLIN | (n->woff < n->wlen ? POLLOUT : 0));
-		pfd[nfd].revents = 0;
-		which[nfd++] = (int)i;
-		if (n->head && z->opts.request_timeout_ms >= 0) {
-			uint64_t dl = n->head->sent_ms + (uint64_t)z->opts.request_timeout_ms;
-			int left = dl > now ? (int)(dl - now) : 0;
-			if (wait < 0 || left < wait)
-				wait = left;
-		}
-	}
-	int waited = nfd > 0;
-	if (nfd) {
-		int r = poll(pfd, nfd, wait);
-		for (nfds_t k = 0; r > 0 && k < nfd; k++) {
-			int idx = which[k];
-			struct zc_node *n = z->nodes[idx];
-			if (n->fd != pfd[k].fd)
-				continue;
-			if ((pfd[k].revents & POLLOUT) && zc_node_write(n)) {
-				conn_fail(z, idx, ZARIS_E_IO, "write failed");
-				continue;
-			}
-			if (!(pfd[k].revents & (POLLIN | POLLERR | POLLHUP)))
-				continue;
-			size_t got;
-			int rr = zc_node_read(n, &got);
-			if (rr < 0 || rr == 0) {
-				/* what came before the close is still answered */
-				handle_input(z, idx);
-				if (n->fd >= 0)
-					conn_fail(z, idx, rr == ZARIS_E_NOMEM ? ZARIS_E_NOMEM : ZARIS_E_IO,
-						  rr == 0 ? "connection closed by the server"
-							  : "read failed");
-				continue;
-			}
-			handle_input(z, idx);
-		}
-	}
-	if (pfd != stack) {
-		free(pfd);
-		free(which);
-	}
-	check_timeouts(z);
-	flush(z);
-	return waited;
-}
-
-/* --- teardown ---------------------------------------------------------------------- */
-
-static void orphan(struct zaris *z, struct zc_part *pt)
-{
-	struct zaris_batch *b = pt->b;
-	free(pt->pos);
-	pt->pos = NULL;
-	if (!b || b == z->topo || b->state != ZC_INFLIGHT)
-		return;
-	b->state = ZC_RETURNED;
-	b->rc = ZARIS_E_IO;
-	b->owner = NULL;
-}
-
-void zc_engine_free(struct zaris *z)
-{
-	for (size_t i = 0; i < z->nnodes; i++) {
-		struct zc_node *n = z->nodes[i];
-		for (struct zc_req *r = n->head, *next; r; r = next) {
-			next = r->next;
-			for (uint32_t k = 0; k < r->nparts; k++)
-				orphan(z, &r->parts[k]);
-			req_free(r);
-		}
-		zc_node_close_fd(n);
-		free(n->rbuf);
-		free(n->wbuf);
-		free(n->host);
-		free(n);
-	}
-	for (size_t i = 0; i < z->noutq; i++)
-		orphan(z, &z->outq[i]);
-	for (size_t i = 0; i < z->nparked; i++)
-		orphan(z, &z->parked[i]);
-	for (struct zaris_batch *b = z->done_head; b; b = b->next_done) {
-		b->state = ZC_RETURNED;
-		b->owner = NULL;
-	}
-	free(z->nodes);
-	free(z->outq);
-	free(z->parked);
-	free(z->fbuf);
-	zc_arena_free(&z->scratch);
-	z->nodes = NULL;
-	z->nnodes = z->noutq = z->nparked = 0;
 }

@@ -174,9 +174,27 @@ int zc_node_by_resp(struct zaris *z, const char *host, size_t hlen, uint16_t por
 int zc_topo_apply(struct zaris *z, const struct zaris_value *v);
 
 /* zaris.c */
+/* A client with its options (defaults applied) and its seed node, not
+ * connected: zaris_connect's first step (and unit tests' way in). NULL
+ * without memory. zc_client_free undoes it (zaris_close). */
+struct zaris *zc_client_new(const struct zaris_options *o);
+void zc_client_free(struct zaris *z);
 void zc_set_err(struct zaris *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* zc_engine.c: routing, framing, the I/O loop */
+/* zc_engine.c: routing, framing, sending; zc_recv.c: receiving, the I/O loop */
+/* Ends part PT: its operation gets STATUS (a ZARIS_S_* with V, or a
+ * ZARIS_E_*); frees the part's positions. */
+void zc_part_answer(struct zaris *z, struct zc_part *pt, int status, const struct zaris_value *v);
+/* Queues PT (copied; its positions move with it) for sending, or for the
+ * end of the TOPOLOGY read in flight (zc_park). */
+void zc_outq_push(struct zaris *z, struct zc_part *pt);
+void zc_park(struct zaris *z, struct zc_part *pt);
+/* Closes node IDX's connection after ERR (WHY for the error text): its
+ * read-only parts go back to the queue once, the others are answered ERR. */
+void zc_conn_fail(struct zaris *z, int idx, int err, const char *why);
+void zc_req_free(struct zc_req *r);
+/* Routes, frames and writes every queued part (and a due TOPOLOGY read). */
+void zc_flush(struct zaris *z);
 /* Runs the I/O loop once: sends queued parts, waits up to TIMEOUT_MS (< 0:
  * no limit, but never past the oldest request's deadline) for readiness,
  * handles what arrived, times out old requests, sends what that queued.

@@ -11,7 +11,7 @@
 
 #include "zarisd/core/mem.h"
 
-#define MAX_TOKENS 8
+#define MAX_TOKENS 10 /* a replica line with its native port */
 
 struct token {
 	const char *p;
@@ -120,9 +120,43 @@ static int split(const char *s, size_t len, struct token *tok)
 	return n;
 }
 
+/* The trailing `native <nport>` of a node line TOK (N words) into
+ * *NATIVE (0 without it); *N drops those two words. IP and PORT are the
+ * line's, checked already. */
+static bool parse_native(struct parser *p, const struct token *tok, int *n, const char *ip, int port,
+			 int *native)
+{
+	*native = 0;
+	for (int i = 6; i < *n; i++)
+		if (tok_eq(&tok[i], "native") && i != *n - 2)
+			return fail(p, p->line, "'native' ends a node line, followed by its native port");
+	if (*n < 8 || !tok_eq(&tok[*n - 2], "native"))
+		return true;
+	const struct token *k = &tok[*n - 1];
+	uint64_t v;
+	if (!tok_number(k, 65535, &v) || v == 0)
+		return fail(p, p->line, "native port '%.*s' is not in 1..65535", (int)k->len, k->p);
+	if ((int)v == port)
+		return fail(p, p->line, "native port %d is also the node's port", port);
+	const struct topology *t = p->t;
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		const struct topo_node *o = &t->nodes[i];
+		if (strcmp(o->ip, ip) != 0)
+			continue;
+		if (o->port == (int)v || o->native_port == (int)v)
+			return fail(p, p->line, "native port %s:%d is also line %d's %s", ip, (int)v, o->line,
+				    o->port == (int)v ? "port" : "native port");
+	}
+	*native = (int)v;
+	*n -= 2;
+	return true;
+}
+
 static bool parse_node(struct parser *p, const struct token *tok, int n)
 {
 	struct topology *t = p->t;
+	/* the text as before the native token (CLUSTER SETTOPOLOGY's callers
+	 * see it, cluster_routing.t checks it); the token has errors of its own */
 	if (n < 6)
 		return fail(
 			p, p->line,
@@ -146,10 +180,19 @@ static bool parse_node(struct parser *p, const struct token *tok, int n)
 	uint64_t port;
 	if (!tok_number(&tok[4], 65535, &port) || port == 0)
 		return fail(p, p->line, "port '%.*s' is not in 1..65535", (int)tok[4].len, tok[4].p);
-	for (unsigned i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].port == (int)port && !strcmp(t->nodes[i].ip, ip))
+	for (unsigned i = 0; i < t->nnodes; i++) {
+		if (strcmp(t->nodes[i].ip, ip) != 0)
+			continue;
+		if (t->nodes[i].port == (int)port)
 			return fail(p, p->line, "address %s:%d is also line %d's", ip, (int)port,
 				    t->nodes[i].line);
+		if (t->nodes[i].native_port == (int)port)
+			return fail(p, p->line, "address %s:%d is line %d's native port", ip, (int)port,
+				    t->nodes[i].line);
+	}
+	int native;
+	if (!parse_native(p, tok, &n, ip, (int)port, &native))
+		return false;
 	bool primary = tok_eq(&tok[5], "primary");
 	if (!primary && !tok_eq(&tok[5], "replica"))
 		return fail(p, p->line, "role '%.*s' is neither primary nor replica", (int)tok[5].len,
@@ -176,6 +219,7 @@ static bool parse_node(struct parser *p, const struct token *tok, int n)
 	nd->name = tok_dup(&tok[2]);
 	memcpy(nd->ip, ip, sizeof(ip));
 	nd->port = (int)port;
+	nd->native_port = native;
 	nd->primary = -1;
 	nd->line = p->line;
 	if (primary && n == 7)
@@ -292,8 +336,13 @@ static char *make_layout(const struct topology *t)
 		used += (size_t)snprintf(out + used, cap - used, "node %s %s %s %d ", nd->id, nd->name,
 					 nd->ip, nd->port);
 		if (nd->primary >= 0) {
-			used += (size_t)snprintf(out + used, cap - used, "replica %s\n",
+			used += (size_t)snprintf(out + used, cap - used, "replica %s",
 						 t->nodes[nd->primary].id);
+			if (nd->native_port)
+				used += (size_t)snprintf(out + used, cap - used, " native %d",
+							 nd->native_port);
+			out[used++] = '\n';
+			out[used] = '\0';
 			continue;
 		}
 		used += (size_t)snprintf(out + used, cap - used, "primary");
@@ -309,6 +358,12 @@ static char *make_layout(const struct topology *t)
 			}
 			used += (size_t)snprintf(out + used, cap - used, " %u-%u", k, e);
 		}
+		if (cap - used < 64) {
+			cap *= 2;
+			out = zr_realloc(out, cap);
+		}
+		if (nd->native_port)
+			used += (size_t)snprintf(out + used, cap - used, " native %d", nd->native_port);
 		out[used++] = '\n';
 		out[used] = '\0';
 	}

@@ -10,10 +10,17 @@
  *	epoch <n>                      (the first item)
  *	cluster <name>
  *	myself <id>
- *	node <id> <name> <ip> <port> primary [<ranges>]
- *	node <id> <name> <ip> <port> replica <primary-id>
+ *	node <id> <name> <ip> <port> primary [<ranges>] [native <nport>]
+ *	node <id> <name> <ip> <port> replica <primary-id> [native <nport>]
  * ids are 40 lowercase hex digits; ranges are `a-b` or `a`, comma
- * separated, 0..16383, no slot owned twice.
+ * separated, 0..16383, no slot owned twice. `native <nport>`, the last two
+ * words of a node line or absent, is the node's native-protocol port
+ * (zarisd/proto/PROTOCOL.md), 1..65535, distinct from every port and
+ * native port on the same ip. It is optional both ways: a document without
+ * it parses as before (native_port 0), and the supervisor writes it only
+ * for a node that declares one, so a cluster without native ports pushes
+ * the very documents an older zarisd takes. "native" cannot be a range, so
+ * a primary without ranges stays unambiguous.
  */
 #ifndef ZR_TOPOLOGY_H
 #define ZR_TOPOLOGY_H
@@ -33,7 +40,7 @@ struct topo_node {
 	char *name;
 	char ip[64];
 	int port;
-	int native_port; /* its native protocol port, 0 = none declared */
+	int native_port; /* its native-protocol port, 0 = none declared */
 	int primary;	 /* index of its primary; -1 for a primary */
 	unsigned nslots; /* slots a primary owns */
 	int line;	 /* its line in the document */

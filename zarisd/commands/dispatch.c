@@ -531,14 +531,20 @@ static bool busy_allowed(const struct command *cmd)
 	return false;
 }
 
-static enum dispatch_result run_command(struct client *c)
+/* The gates of a command before its locks (resolve, protected, auth,
+ * cluster slot, pub/sub context, busy script, MULTI queueing, pause,
+ * replicas, lease, OOM, disk): the row to run, with *T0 the clock its
+ * duration starts from, or NULL when the command was answered (refused,
+ * queued) or, *PAUSED, must wait. */
+static const struct command *admit(struct client *c, int64_t *t0_out, bool *paused)
 {
+	*paused = false;
+	struct server *srv = c->srv;
 	bool chained = c->clock_chained;
 	c->clock_chained = false;
-	struct server *srv = c->srv;
 	const struct command *cmd = resolve(c);
 	if (!cmd)
-		return DISPATCH_DONE;
+		return NULL;
 	/* as in Redis, before authentication: the setting is the server's,
 	 * not the user's */
 	if ((cmd->flags & CMD_PROTECTED) && !protected_allowed(c)) {
@@ -548,7 +554,7 @@ static enum dispatch_result run_command(struct client *c)
 			    "need to set this option in the configuration file, and then restart "
 			    "the server.");
 		reject(c, &c->stats->cmd[cmd->id]);
-		return DISPATCH_DONE;
+		return NULL;
 	}
 	if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
 		if ((cmd->flags & CMD_EXEC)) {
@@ -560,23 +566,23 @@ static enum dispatch_result run_command(struct client *c)
 			reply_error(&c->out, ERR_NOAUTH);
 		}
 		reject(c, &c->stats->cmd[cmd->id]);
-		return DISPATCH_DONE;
+		return NULL;
 	}
 	/* cluster mode: the slot's owner runs it (Redis checks it here, after
 	 * auth and before the OOM, pub/sub context and MULTI gates) */
 	if (srv->cluster && !cluster_route_ok(c, cmd))
-		return DISPATCH_DONE;
+		return NULL;
 	/* pub/sub: an RESP2 subscriber may run only the (un)subscribe family,
 	 * PING, QUIT and RESET */
 	if (!pubsub_allowed(c, cmd)) {
 		reject(c, &c->stats->cmd[cmd->id]);
-		return DISPATCH_DONE;
+		return NULL;
 	}
 	/* a script on another worker ran past busy-reply-threshold */
 	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
 		reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
 		reject(c, &c->stats->cmd[cmd->id]);
-		return DISPATCH_DONE;
+		return NULL;
 	}
 	/* one clock read: the TTL instant and the start of the duration;
 	 * within a batch, the previous command's end (client.h) */
@@ -586,17 +592,31 @@ static enum dispatch_result run_command(struct client *c)
 		if ((cmd->flags & CMD_NOMULTI)) {
 			reply_error(&c->out, "ERR Command not allowed inside a transaction");
 			reject(c, &c->stats->cmd[cmd->id]);
-			return DISPATCH_DONE;
+			return NULL;
 		}
 		if (memory_ok(c, cmd, true, NULL) && disk_ok(c, cmd) && repl_ok(c, cmd) && lease_ok(c, cmd))
 			multi_queue(c, cmd);
-		return DISPATCH_DONE;
+		return NULL;
 	}
-	if (paused_for(c, cmd))
-		return DISPATCH_PAUSED;
+	if (paused_for(c, cmd)) {
+		*paused = true;
+		return NULL;
+	}
 	if (!repl_ok(c, cmd) || !lease_ok(c, cmd) || !memory_ok(c, cmd, false, &t0) || !disk_ok(c, cmd))
-		return DISPATCH_DONE;
+		return NULL;
 
+	*t0_out = t0;
+	return cmd;
+}
+
+static enum dispatch_result run_command(struct client *c)
+{
+	struct server *srv = c->srv;
+	int64_t t0;
+	bool paused;
+	const struct command *cmd = admit(c, &t0, &paused);
+	if (!cmd)
+		return paused ? DISPATCH_PAUSED : DISPATCH_DONE;
 	/* CLIENT REPLY SKIP mutes exactly the command after it. */
 	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
 		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
@@ -646,4 +666,21 @@ enum dispatch_result dispatch_command(struct client *c)
 	enum dispatch_result r = run_command(c);
 	c->key_hash_argv = NULL;
 	return r;
+}
+
+const struct command *dispatch_admit(struct client *c, int64_t *t0, bool *paused)
+{
+	return admit(c, t0, paused);
+}
+
+void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0)
+{
+	call_from(c, cmd, t0);
+}
+
+void dispatch_batch_end(struct client *c)
+{
+	if (blocking_serve_ready(c->srv))
+		c->clock_end_us = zr_clock_us();
+	c->key_hash_argv = NULL;
 }

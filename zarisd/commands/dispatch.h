@@ -6,6 +6,7 @@
 #define ZR_DISPATCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct client;
 struct server;
@@ -71,5 +72,21 @@ void dispatch_count_script_rejection(struct client *c, const struct command *cmd
  * keeps state about it (subscriptions, blocked keys, watched keys) drops
  * it here. Owning worker only, before the client's memory is freed. */
 void dispatch_client_free(struct client *c);
+
+/* Batches that take each shard lock once (the native protocol's RF1
+ * mode): dispatch_command in three parts. dispatch_admit applies every
+ * gate dispatch_command applies before it locks (auth, cluster slot, busy
+ * script, pause, OOM with its eviction ...) to c->argv: NULL when the
+ * command was answered (refused) or, *PAUSED, must wait (nothing
+ * written); else its row and *T0, its clock. The caller then takes the
+ * lock of the row's one shard (dispatch_key_shards) and runs it with
+ * dispatch_run_locked (handler, journal, stats), any number of commands
+ * of that shard under one lock, and after the batch, no lock held,
+ * calls dispatch_batch_end (serves clients blocked on keys the batch
+ * pushed to). Only for rows whose keys are in one shard and that are
+ * not whole-keyspace writes; never inside MULTI. */
+const struct command *dispatch_admit(struct client *c, int64_t *t0, bool *paused);
+void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0);
+void dispatch_batch_end(struct client *c);
 
 #endif

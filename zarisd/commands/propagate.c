@@ -284,7 +284,7 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
 	if (__builtin_expect(exec_end, 0))
 		tl_in_exec = false;
-	if (!s)
+	if (!s || (c->flags & CLIENT_NO_JOURNAL))
 		return;
 	/* a replica's stream is its primary's (repl/): a write a client made
 	 * on a writable replica stays local, as in Redis */

@@ -231,3 +231,14 @@ void conn_group_prefetch(const struct conn_group *g)
 		return;
 	conn_prefetch_keys(g->store, g->key, g->n);
 }
+
+void conn_final_error(struct conn *c, const char *error)
+{
+	if (c->ops->final_error) {
+		c->ops->final_error(c, error);
+	} else {
+		obuf_consume(c->out, c->out->bytes);
+		reply_error(c->out, error);
+	}
+	c->close_after_send = true;
+}

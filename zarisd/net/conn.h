@@ -72,6 +72,11 @@ struct proto_ops {
 	 * when TIMER): kill requests, pauses, idle timeouts, published fields.
 	 * Adds 1 to *PAUSED for a conn still held by a pause. False closes C. */
 	bool (*tick)(struct conn *c, bool timer, unsigned *paused);
+	/* Optional (NULL: a RESP error reply): drops everything queued for C
+	 * and queues ERROR (Redis's text, without '-') in the session's
+	 * protocol as the last thing C is sent; the caller then closes C after
+	 * sending (replica-ack timed out, the write lease lapsed). */
+	void (*final_error)(struct conn *c, const char *error);
 	/* C is being freed: the session lets go of what it holds. ERROR is 0
 	 * for an orderly close (either side), else -errno (a refused or failed
 	 * connect, a reset): an outbound conn's owner learns it here. */
@@ -101,6 +106,7 @@ struct conn {
 	size_t qlen, qcap;
 	bool send_queued; /* on the worker's pending-send list */
 	bool close_after_send;
+	bool peer_eof;		    /* the peer closed its side: nothing more is read (worker_peer_eof) */
 	bool obuf_overflow;	    /* over the output limit: closed without sending */
 	bool outbound;		    /* made by conn_connect */
 	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
@@ -139,10 +145,10 @@ static inline const void *conn_session_const(const struct conn *c)
 }
 
 /* Whether the backend should read C's socket: not while its requests are
- * held for backpressure. */
+ * held for backpressure, nor after the peer's EOF. */
 static inline bool conn_reading(const struct conn *c)
 {
-	return !c->bp_hold;
+	return !c->bp_hold && !c->peer_eof;
 }
 
 /* Allocates a connection for FD accepted by worker W, speaking OPS, and
@@ -152,6 +158,10 @@ struct conn *conn_create(struct worker *w, int fd, const struct proto_ops *ops, 
 /* Closes the session (ops->close with c->error), frees the connection and
  * closes its fd. */
 void conn_destroy(struct conn *c);
+
+/* Drops C's queued output, queues ERROR as its last words
+ * (proto_ops.final_error) and has C closed once they are sent. */
+void conn_final_error(struct conn *c, const char *error);
 
 /* Processes LEN received bytes: hands them to the session. Returns false
  * when the connection must close now (protocol error, receive buffer

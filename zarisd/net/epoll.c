@@ -161,6 +161,8 @@ static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c)
 			continue;
 		if (r < 0)
 			c->error = -errno; /* the session learns it; EOF is an orderly close */
+		if (r == 0 && worker_peer_eof(w, c))
+			break; /* answered first; epoll_reading drops EPOLLIN */
 		epoll_close_conn(w, c);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/dispatch.h"
 #include "zarisd/core/log.h"
+#include "zarisd/net/native_exec.h"
 #include "zarisd/net/session_client.h"
 #include "zarisd/net/worker.h"
 #include "zarisd/proto/native_req.h"
@@ -18,15 +19,12 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/server/stats.h"
-
-/* A response frame is closed and the next begun once it holds this much:
- * a frame's length must fit its u32 whatever a request asks for (65,535
- * MGETs of big values), and a client can start on results early. */
-#define NATIVE_FRAME_SPLIT (1u << 20)
+#include "zarisd/store/store.h"
 
 struct native_session {
 	struct client client; /* client.conn points to the transport */
 	struct native_req req;
+	struct native_exec exec;
 	bool hello_done;
 	/* CLIENT PAUSE holds the request at the start of the receive buffer;
 	 * its operations before resume_op have run and been answered */
@@ -49,18 +47,7 @@ static uint32_t max_frame(const struct native_session *s)
 	uint64_t m = bulk + NW_FRAME_SLACK;
 	if (qbuf && qbuf < m)
 		m = qbuf;
-	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
-}
-
-/* Appends a frame header for a frame of PAYLOAD bytes. */
-static void put_header(unsigned char *h, uint32_t payload, uint8_t kind, uint8_t flags, uint16_t count,
-		       uint32_t id)
-{
-	nw_put32(h, NW_HEADER_REST + payload);
-	h[4] = kind;
-	h[5] = flags;
-	nw_put16(h + 6, count);
-	nw_put32(h + 8, id);
+	return m > UINT32_MAX - NW_HEADER_REST ? UINT32_MAX - NW_HEADER_REST : (uint32_t)m;
 }
 
 /* GOODBYE with WHY, then the connection closes once what is queued is
@@ -69,7 +56,7 @@ static size_t goodbye(struct conn *c, struct native_session *s, const char *why,
 {
 	size_t n = strlen(why);
 	unsigned char h[NW_HEADER + 4];
-	put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
+	nw_put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
 	nw_put32(h + NW_HEADER, (uint32_t)n);
 	reply_raw(&s->client.out, h, sizeof(h));
 	reply_raw(&s->client.out, why, n);
@@ -78,6 +65,21 @@ static size_t goodbye(struct conn *c, struct native_session *s, const char *why,
 	zr_log(ZR_LOG_VERBOSE, "Native protocol error (%s) from client: id=%llu addr=%s", why,
 	       (unsigned long long)s->client.id, s->client.addr);
 	return len;
+}
+
+/* proto_ops.final_error: GOODBYE with ERROR, after nothing else (a
+ * replica-ack timeout, a lapsed write lease: the requests still waiting
+ * for their replies get none, their outcome unknown, as on RESP). */
+static void native_final_error(struct conn *c, const char *error)
+{
+	struct native_session *s = sess(c);
+	obuf_consume(&s->client.out, s->client.out.bytes);
+	size_t n = strlen(error);
+	unsigned char h[NW_HEADER + 4];
+	nw_put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
+	nw_put32(h + NW_HEADER, (uint32_t)n);
+	reply_raw(&s->client.out, h, sizeof(h));
+	reply_raw(&s->client.out, error, n);
 }
 
 /* --- admission, open, close ------------------------------------------------------ */
@@ -89,7 +91,7 @@ static bool native_admit(struct worker *w, int fd)
 		return true;
 	size_t n = strlen(why);
 	unsigned char h[NW_HEADER + 4];
-	put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
+	nw_put_header(h, (uint32_t)(4 + n), NW_GOODBYE, 0, 0, 0);
 	nw_put32(h + NW_HEADER, (uint32_t)n);
 	/* a new socket's buffer has room for it; it is closed right after */
 	struct iovec iov[2] = { { h, sizeof(h) }, { (void *)why, n } };
@@ -108,6 +110,9 @@ static void native_open(struct conn *c, void *arg)
 	s->client.out.resp = 3;
 	atomic_store_explicit(&s->client.shared_resp, 3, memory_order_relaxed);
 	native_req_init(&s->req);
+	native_exec_init(&s->exec);
+	if (c->w->srv->cfg->native_rf1)
+		s->client.flags |= CLIENT_NO_JOURNAL;
 	STAT_INC(c->w->stats, native_connections);
 }
 
@@ -117,6 +122,7 @@ static void native_close(struct conn *c, int error)
 	struct native_session *s = sess(c);
 	session_client_close(c, &s->client);
 	native_req_free(&s->req);
+	native_exec_free(&s->exec);
 }
 
 /* --- HELLO ----------------------------------------------------------------------- */
@@ -160,7 +166,7 @@ static const char *hello(struct native_session *s, const unsigned char *p, size_
 	size_t idlen = strlen(node_id);
 	unsigned char b[NW_HEADER + 4 + 2 + 2 + 8 + 4 + 4 + TOPO_ID_LEN];
 	size_t payload = 4 + 2 + 2 + 8 + 4 + 4 + idlen;
-	put_header(b, (uint32_t)payload, NW_HELLO, 0, 0, 0);
+	nw_put_header(b, (uint32_t)payload, NW_HELLO, 0, 0, 0);
 	unsigned char *q = b + NW_HEADER;
 	nw_put32(q, NW_MAGIC);
 	nw_put16(q + 4, NW_VERSION);
@@ -175,169 +181,7 @@ static const char *hello(struct native_session *s, const unsigned char *p, size_
 	return NULL;
 }
 
-/* --- TOPOLOGY -------------------------------------------------------------------- */
-
-static void node_map(struct obuf *o, const char *id, const char *ip, int port, int native_port, bool primary,
-		     const char *primary_id)
-{
-	reply_map(o, 7);
-	reply_bulk_cstr(o, "id");
-	reply_bulk_cstr(o, id);
-	reply_bulk_cstr(o, "ip");
-	reply_bulk_cstr(o, ip);
-	reply_bulk_cstr(o, "port");
-	reply_long(o, port);
-	reply_bulk_cstr(o, "native-port");
-	reply_long(o, native_port);
-	reply_bulk_cstr(o, "role");
-	reply_bulk_cstr(o, primary ? "primary" : "replica");
-	reply_bulk_cstr(o, "primary");
-	reply_bulk_cstr(o, primary_id);
-	reply_bulk_cstr(o, "slots");
-}
-
-/* The slot ranges node N owns in T. */
-static void node_slots(struct obuf *o, const struct topology *t, unsigned n)
-{
-	struct reply_deferred d;
-	reply_deferred(o, &d);
-	long ranges = 0;
-	for (unsigned slot = 0; slot < ZR_KEY_SLOTS;) {
-		if (t->owner[slot] != n) {
-			slot++;
-			continue;
-		}
-		unsigned end = slot;
-		while (end + 1 < ZR_KEY_SLOTS && t->owner[end + 1] == n)
-			end++;
-		reply_array(o, 2);
-		reply_long(o, slot);
-		reply_long(o, end);
-		ranges++;
-		slot = end + 1;
-	}
-	reply_set_deferred(o, &d, REPLY_AGG_ARRAY, ranges);
-}
-
-/* TOPOLOGY's result (PROTOCOL.md §7). */
-static void topology_reply(struct native_session *s)
-{
-	struct obuf *o = &s->client.out;
-	struct server *srv = s->client.srv;
-	reply_map(o, 3);
-	reply_bulk_cstr(o, "epoch");
-	if (!srv->cluster) {
-		reply_long(o, 0);
-		reply_bulk_cstr(o, "cluster");
-		reply_bool(o, false);
-		reply_bulk_cstr(o, "nodes");
-		reply_array(o, 1);
-		/* the address this client reached: its socket's own */
-		char ip[64];
-		snprintf(ip, sizeof(ip), "%s", s->client.laddr);
-		char *colon = strrchr(ip, ':');
-		if (colon)
-			*colon = '\0';
-		node_map(o, "", ip, srv->cfg->port, srv->cfg->native_port, true, "");
-		reply_array(o, 1);
-		reply_array(o, 2);
-		reply_long(o, 0);
-		reply_long(o, ZR_KEY_SLOTS - 1);
-		return;
-	}
-	const struct topology *t = cluster_read_begin(srv->cluster, s->client.worker);
-	reply_long(o, t ? (long long)t->epoch : 0);
-	reply_bulk_cstr(o, "cluster");
-	reply_bool(o, true);
-	reply_bulk_cstr(o, "nodes");
-	reply_array(o, t ? t->nnodes : 0);
-	for (unsigned i = 0; t && i < t->nnodes; i++) {
-		const struct topo_node *n = &t->nodes[i];
-		bool primary = n->primary < 0;
-		node_map(o, n->id, n->ip, n->port, n->native_port, primary,
-			 primary ? "" : t->nodes[n->primary].id);
-		if (primary)
-			node_slots(o, t, i);
-		else
-			reply_array(o, 0);
-	}
-	cluster_read_end(srv->cluster, s->client.worker);
-}
-
-/* --- operations ------------------------------------------------------------------ */
-
-/* COMMAND's refusals (PROTOCOL.md §4.1): commands that change a
- * connection's protocol state, which a native connection does not have. */
-static bool command_refused(const struct native_op *op)
-{
-	static const char *const names[] = {
-		"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
-		"multi",     "exec",	    "discard",	  "watch",	  "unwatch",	"select",
-		"hello",     "reset",	    "quit",	  "auth",	  "monitor",	"sync",
-		"psync",     "replconf",    "blpop",	  "brpop",	  "blmove",	"blmpop",
-		"bzpopmin",  "bzpopmax",    "bzmpop",	  "brpoplpush",	  "wait",	NULL,
-	};
-	const struct resp_arg *a = &op->argv[0];
-	for (int i = 0; names[i]; i++)
-		if (strlen(names[i]) == a->len && !strncasecmp(names[i], a->ptr, a->len))
-			return true;
-	return op->argc >= 2 && a->len == 6 && !strncasecmp(a->ptr, "client", 6) && op->argv[1].len == 5 &&
-	       !strncasecmp(op->argv[1].ptr, "reply", 5);
-}
-
-enum op_result {
-	OP_DONE,
-	OP_PAUSED, /* CLIENT PAUSE: not run, nothing written */
-};
-
-/* Runs OP for the session, its reply appended to the client's output. */
-static enum op_result run_op(struct native_session *s, const struct native_op *op, bool chained)
-{
-	struct client *c = &s->client;
-	if (op->op == NW_OP_TOPOLOGY) {
-		topology_reply(s);
-		return OP_DONE;
-	}
-	if (op->op == NW_OP_COMMAND && command_refused(op)) {
-		reply_error(&c->out, "ERR command not allowed over the native protocol");
-		return OP_DONE;
-	}
-	if (op->db && c->srv->cluster) {
-		reply_error(&c->out, "ERR SELECT is not allowed in cluster mode");
-		return OP_DONE;
-	}
-	c->db = op->db;
-	c->argv = op->argv;
-	c->argc = op->argc;
-	c->clock_chained = chained;
-	int r = c->srv->execute(c);
-	c->argv = NULL;
-	c->argc = 0;
-	return r == DISPATCH_PAUSED ? OP_PAUSED : OP_DONE;
-}
-
-/* A response frame being written: its reserved header and results. */
-struct frame {
-	struct reply_fixed hdr;
-	unsigned count;
-	uint32_t id;
-};
-
-static void frame_begin(struct obuf *o, struct frame *f, uint32_t id)
-{
-	reply_fixed_reserve(o, NW_HEADER, &f->hdr);
-	f->count = 0;
-	f->id = id;
-}
-
-static void frame_end(struct obuf *o, struct frame *f, bool last)
-{
-	unsigned char h[NW_HEADER];
-	size_t span = reply_fixed_span(o, &f->hdr);
-	put_header(h, (uint32_t)(span - NW_HEADER), NW_RESPONSE, last ? NW_RESPONSE_LAST : 0,
-		   (uint16_t)f->count, f->id);
-	reply_fixed_fill(&f->hdr, h);
-}
+/* --- requests ---------------------------------------------------------------------- */
 
 enum request_result {
 	REQ_DONE,
@@ -345,8 +189,8 @@ enum request_result {
 	REQ_CLOSE /* GOODBYE queued */
 };
 
-/* One REQUEST frame: checked whole, then its operations run in order
- * (from resume_op when a pause held it), each answered in a result. */
+/* One REQUEST frame: checked whole, then run (native_exec.h) from
+ * resume_op, which a pause that held it left. */
 static enum request_result request(struct conn *c, struct native_session *s, unsigned char *payload,
 				   size_t len, uint16_t count, uint32_t id, uint8_t flags)
 {
@@ -369,39 +213,11 @@ static enum request_result request(struct conn *c, struct native_session *s, uns
 		goodbye(c, s, why, 0);
 		return REQ_CLOSE;
 	}
-	struct obuf *o = &cl->out;
-	struct frame f;
-	frame_begin(o, &f, id);
-	int64_t clock_before = cl->clock_end_us;
-	for (unsigned i = s->resume_op; i < count; i++) {
-		if (reply_fixed_span(o, &f.hdr) > NATIVE_FRAME_SPLIT) {
-			frame_end(o, &f, false);
-			frame_begin(o, &f, id);
-		}
-		struct reply_fixed res;
-		reply_fixed_reserve(o, NW_RESULT_HEADER, &res);
-		uint64_t errors = o->errors;
-		if (run_op(s, &s->req.ops[i], cl->clock_end_us != clock_before) == OP_PAUSED) {
-			reply_fixed_cancel(o, &res);
-			if (f.count)
-				frame_end(o, &f, false);
-			else
-				reply_fixed_cancel(o, &f.hdr);
-			s->resume_op = i;
-			return REQ_HELD;
-		}
-		unsigned char rh[NW_RESULT_HEADER];
-		nw_put16(rh, (uint16_t)i);
-		rh[2] = NW_OK;
-		if (o->errors != errors && reply_fixed_next_byte(o, &res) == '-')
-			rh[2] = nw_status_of(o->last_error, strlen(o->last_error));
-		reply_fixed_fill(&res, rh);
-		f.count++;
-		if (cl->flags & CLIENT_CLOSE_AFTER_REPLY)
-			c->close_after_send = true;
-	}
-	frame_end(o, &f, true);
-	s->resume_op = 0;
+	bool rf1 = cl->srv->cfg->native_rf1 != 0;
+	if (native_exec_run(&s->exec, cl, &s->req, id, &s->resume_op, rf1) == NATIVE_EXEC_HELD)
+		return REQ_HELD;
+	if (cl->flags & CLIENT_CLOSE_AFTER_REPLY)
+		c->close_after_send = true;
 	return REQ_DONE;
 }
 
@@ -421,9 +237,10 @@ static size_t native_consume(struct conn *c, char *buf, size_t len)
 			break;
 		unsigned char *h = (unsigned char *)buf + pos;
 		uint32_t flen = nw_get32(h);
-		if (flen < NW_HEADER_REST || flen > max_frame(s)) {
+		/* the limit is on the payload (PROTOCOL.md §1) */
+		if (flen < NW_HEADER_REST || flen - NW_HEADER_REST > max_frame(s)) {
 			snprintf(s->errbuf, sizeof(s->errbuf), "frame length %u out of range (8..%u)", flen,
-				 max_frame(s));
+				 max_frame(s) + NW_HEADER_REST);
 			return goodbye(c, s, s->errbuf, len);
 		}
 		if (len - pos < 4 + (size_t)flen)
@@ -502,5 +319,6 @@ const struct proto_ops native_session_ops = {
 	.consume = native_consume,
 	.output_ok = native_output_ok,
 	.tick = native_tick,
+	.final_error = native_final_error,
 	.close = native_close,
 };

@@ -288,7 +288,8 @@ static void on_recv(struct worker *w, struct uring_state *u, struct conn *c, str
 		 * others are errors, which the session learns */
 		if (res < 0 && res != -ECANCELED && c->state == CONN_OPEN)
 			c->error = res;
-		uring_close_conn(w, c);
+		if (!(res == 0 && c->state == CONN_OPEN && worker_peer_eof(w, c)))
+			uring_close_conn(w, c);
 	}
 	uring_reading(w, c);
 	maybe_free(w, c);

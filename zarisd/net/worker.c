@@ -464,14 +464,13 @@ static void fail_unreplicated(struct worker *w)
 		*rseq = 0;
 		if (c->durable_seq)
 			*c->durable_seq = 0;
-		obuf_consume(c->out, c->out->bytes);
-		reply_errorf(
-			c->out,
-			"NOREPLICAS write not confirmed by %d replica(s) within %lld ms; it may or may not "
-			"be applied, closing the connection",
-			atomic_load_explicit(&srv->cfg->replica_ack, memory_order_relaxed),
-			(long long)timeout);
-		c->close_after_send = true;
+		char err[160];
+		snprintf(err, sizeof(err),
+			 "NOREPLICAS write not confirmed by %d replica(s) within %lld ms; it may or may not "
+			 "be applied, closing the connection",
+			 atomic_load_explicit(&srv->cfg->replica_ack, memory_order_relaxed),
+			 (long long)timeout);
+		conn_final_error(c, err);
 		zr_log(ZR_LOG_WARNING,
 		       "client id=%" PRIu64 " addr=%s: replica-ack timed out, connection closed", c->log_id,
 		       c->log_addr ? c->log_addr : "?");
@@ -493,9 +492,7 @@ static void drop_unleased(struct worker *w, struct conn *c)
 {
 	struct server *srv = w->srv;
 	atomic_fetch_add_explicit(&srv->write_lease_acks_dropped, 1, memory_order_relaxed);
-	obuf_consume(c->out, c->out->bytes);
-	reply_error(c->out, SERVER_ERR_FENCED ", the write may or may not be applied");
-	c->close_after_send = true;
+	conn_final_error(c, SERVER_ERR_FENCED ", the write may or may not be applied");
 	zr_log(ZR_LOG_WARNING,
 	       "client id=%" PRIu64 " addr=%s: write lease lapsed while replies waited for replicas, "
 	       "connection closed",
@@ -623,4 +620,14 @@ int64_t worker_turn_end(struct worker *w)
 		return 0; /* the timer queued sends (a hold given up, a pause over) */
 	int64_t wait_us = w->next_cron_us > now ? w->next_cron_us - now : 0;
 	return blocked_us < wait_us ? blocked_us : wait_us;
+}
+
+bool worker_peer_eof(struct worker *w, struct conn *c)
+{
+	if (!c->out->bytes || c->obuf_overflow)
+		return false;
+	c->peer_eof = true;
+	c->close_after_send = true;
+	worker_queue_send(w, c);
+	return true;
 }

@@ -129,6 +129,12 @@ void worker_connected(struct worker *w, struct conn *c, int res);
 bool worker_input(struct worker *w, struct conn *c, const char *data, size_t len);
 /* Queues C for sending at the end of this loop turn. */
 void worker_queue_send(struct worker *w, struct conn *c);
+/* A backend read EOF on C: true when C stays open to send what is queued
+ * (its replies to the requests that came before the EOF, a GOODBYE), then
+ * closes (close_after_send; nothing more is read), as Redis answers a
+ * client that half-closed after its requests; false when C must close
+ * now (nothing queued). */
+bool worker_peer_eof(struct worker *w, struct conn *c);
 /* End of a loop turn: sends every queued reply; runs the timer when due
  * and times out blocked clients whose deadline has passed. Returns the
  * microseconds until the next timer run or blocked client's deadline,

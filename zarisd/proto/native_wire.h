@@ -153,6 +153,17 @@ static inline uint64_t nw_get64(const unsigned char *p)
 	return (uint64_t)nw_get32(p) | (uint64_t)nw_get32(p + 4) << 32;
 }
 
+/* Writes a frame header at H (NW_HEADER bytes) for PAYLOAD bytes after it. */
+static inline void nw_put_header(unsigned char *h, uint32_t payload, uint8_t kind, uint8_t flags,
+				 uint16_t count, uint32_t id)
+{
+	nw_put32(h, NW_HEADER_REST + payload);
+	h[4] = kind;
+	h[5] = flags;
+	nw_put16(h + 6, count);
+	nw_put32(h + 8, id);
+}
+
 /* A bounded reader over received bytes: every take checks the bound, and
  * once one fails (ok false) the rest fail too, so a decoder checks once. */
 struct nw_reader {

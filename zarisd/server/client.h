@@ -40,6 +40,10 @@ enum client_flag {
 	CLIENT_REPLAY =
 		1u
 		<< 15, /* the replay applier's: a record runs as it first did (no FUNCTION LOAD time limit) */
+	/* native-rf1: one copy, nobody reads the change stream (no log, no
+	 * replica, both refused while it is on), so this client's writes are
+	 * not even numbered there (commands/propagate.c) */
+	CLIENT_NO_JOURNAL = 1u << 16,
 };
 
 struct client {
