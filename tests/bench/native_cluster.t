@@ -42,7 +42,7 @@ def bench(K, cl, *args):
     """zaris-bench --native --cluster seeded at CL's first node's native
     port; (RESULT dict, exit, output)."""
     seed = cl.nodes[0]
-    argv = [BENCH, "--native", "--cluster", "--native-port-offset", str(K.NATIVE_OFFSET), "-H", seed.host,
+    argv = [BENCH, "--native", "--cluster", "-H", seed.host,
             "-p", str(seed.port + K.NATIVE_OFFSET), "-q", "--server-pid", ",".join(map(str, cl.pids))]
     p = subprocess.run(argv + [str(a) for a in args], capture_output=True, text=True, timeout=120)
     lines = p.stdout.strip().splitlines()
