@@ -115,8 +115,9 @@ $(BUILD)/zaris-supervisor: $(call obj,$(SUP_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
 $(BUILD)/zarisctl: $(call obj,$(CTL_MAIN)) $(SUP_LIB_A) $(ZCONF_A)
 	$(CC) -o $@ $^ $(SUP_LIBS) $(LDLIBS_COMMON)
 
-# The bench links zarisd's library: its --serve floor runs on zarisd's own loop.
-$(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A)
+# The bench links zarisd's library (its --serve floor runs on zarisd's own
+# loop) and libzaris (--native; its internal names are zc_*, so the two mix).
+$(BUILD)/zaris-bench: $(call obj,$(BENCH_ALL)) $(ZARISD_LIB_A) $(ZCONF_A) $(BUILD)/libzaris.a
 	$(CC) -o $@ $^ $(ZARISD_LIBS) $(LDLIBS_COMMON)
 
 # A unit test may #include the module's .c to reach statics, so it links only

@@ -1,5 +1,6 @@
-/* zaris-bench — a RESP load generator, and with --serve the comparison's
- * floor (a canned-reply responder).
+/* zaris-bench — a RESP load generator (with --native, over zarisd's native
+ * protocol through libzaris: native_load.c), and with --serve the
+ * comparison's floor (a canned-reply responder).
  *
  * This file only turns the command line into an lg_config (or serve_opts),
  * runs it and prints the results: a human summary and one final
@@ -22,6 +23,7 @@
 #include "bench/hist.h"
 #include "bench/keygen.h"
 #include "bench/loadgen.h"
+#include "bench/native_load.h"
 #include "bench/serve.h"
 #include "bench/slotmap.h"
 #include "bench/tpl.h"
@@ -57,6 +59,12 @@ static void usage(FILE *f)
 		   "                         to its slot's owner, follow -MOVED and -ASK\n"
 		   "      --cluster-stale-map  with --cluster, start from a wrong map (each slot\n"
 		   "                         on the next primary) to exercise -MOVED\n"
+		   "      --native           zarisd's native protocol (libzaris): --port is the\n"
+		   "                         native port; SET/GET mixes only (--ratio, no --command)\n"
+		   "      --batch N          with --native: operations per REQUEST frame (16)\n"
+		   "      --depth N          with --native: requests in flight per connection (1)\n"
+		   "      --native-port-offset N  with --native --cluster: a node the topology lists\n"
+		   "                         without a native port is reached on its RESP port + N\n"
 		   "  -q, --quiet            no progress lines\n"
 		   "      --serve            be the floor server (uses --host, --port, --threads,\n"
 		   "                         --value-size)\n"
@@ -80,6 +88,10 @@ enum {
 	OPT_CORES,
 	OPT_CLUSTER,
 	OPT_CLUSTER_STALE,
+	OPT_NATIVE,
+	OPT_BATCH,
+	OPT_DEPTH,
+	OPT_NATIVE_OFFSET,
 };
 
 static const struct option long_opts[] = {
@@ -107,6 +119,10 @@ static const struct option long_opts[] = {
 	{ "cores", required_argument, NULL, OPT_CORES },
 	{ "cluster", no_argument, NULL, OPT_CLUSTER },
 	{ "cluster-stale-map", no_argument, NULL, OPT_CLUSTER_STALE },
+	{ "native", no_argument, NULL, OPT_NATIVE },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "native-port-offset", required_argument, NULL, OPT_NATIVE_OFFSET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -123,9 +139,14 @@ struct args {
 	int prefill;
 	int serve;
 	int serve_backend;
-	const char *cores; /* --cores, NULL when not given */
-	int cluster;	   /* --cluster */
-	int stale_map;	   /* --cluster-stale-map */
+	const char *cores;	/* --cores, NULL when not given */
+	int cluster;		/* --cluster */
+	int stale_map;		/* --cluster-stale-map */
+	int native;		/* --native */
+	unsigned batch;		/* --batch (native) */
+	unsigned depth;		/* --depth (native) */
+	int pipeline_set;	/* -P given (refused with --native) */
+	int native_port_offset; /* --native-port-offset, 0 = none */
 };
 
 static int bad(const char *opt, const char *val)
@@ -240,6 +261,7 @@ static int parse_one(int opt, const char *arg, struct args *a)
 	case 'P':
 		rc = parse_u64("--pipeline", arg, 1, 65536, &v);
 		c->pipeline = (unsigned)v;
+		a->pipeline_set = 1;
 		return rc;
 	case 'n':
 		return parse_u64("--requests", arg, 1, UINT64_MAX / 2, &c->requests);
@@ -296,6 +318,21 @@ static int parse_one(int opt, const char *arg, struct args *a)
 	case OPT_CLUSTER_STALE:
 		a->stale_map = 1;
 		return 0;
+	case OPT_NATIVE:
+		a->native = 1;
+		return 0;
+	case OPT_BATCH:
+		rc = parse_u64("--batch", arg, 1, 65535, &v);
+		a->batch = (unsigned)v;
+		return rc;
+	case OPT_DEPTH:
+		rc = parse_u64("--depth", arg, 1, 65536, &v);
+		a->depth = (unsigned)v;
+		return rc;
+	case OPT_NATIVE_OFFSET:
+		rc = parse_u64("--native-port-offset", arg, 1, 65535, &v);
+		a->native_port_offset = (int)v;
+		return rc;
 	default:
 		return -EINVAL;
 	}
@@ -324,6 +361,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->key_prefix = "key:";
 	a->value_size = 100;
 	a->serve_backend = SERVE_AUTO;
+	a->batch = 16;
+	a->depth = 1;
 	while ((opt = getopt_long(argc, argv, "H:p:t:c:P:n:D:k:d:r:qh", long_opts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
@@ -355,6 +394,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "zaris-bench: --cluster is for load, and --cluster-stale-map needs it\n");
 		return -EINVAL;
 	}
+	if (a->native_port_offset && !(a->native && a->cluster)) {
+		fprintf(stderr, "zaris-bench: --native-port-offset needs --native --cluster\n");
+		return -EINVAL;
+	}
+	if (a->native && (a->serve || a->stale_map || a->ncommands || a->pipeline_set)) {
+		/* the native mode's batch and depth are its pipeline; its
+		 * operations are SET and GET only (no templates to render) */
+		fprintf(stderr, "zaris-bench: --native takes --batch/--depth, not -P, and no --command, "
+				"--serve or --cluster-stale-map\n");
+		return -EINVAL;
+	}
 	if (a->lg.conns < a->lg.threads) {
 		fprintf(stderr, "zaris-bench: --conns must be at least --threads\n");
 		return -EINVAL;
@@ -371,7 +421,10 @@ static double us(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
-static void print_results(const struct args *a, const struct tpl_mix *mix, const struct lg_result *r)
+/* Prints the summary and the RESULT line. NATIVE is the native run's
+ * result (its HELLO flags and node count), NULL for a RESP run. */
+static void print_results(const struct args *a, const struct tpl_mix *mix, const struct lg_result *r,
+			  const struct nl_result *native)
 {
 	const struct lg_config *c = &a->lg;
 	const struct hist *h = &r->hist;
@@ -379,7 +432,8 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	double ccpu = r->elapsed_s > 0 ? (double)r->client_cpu_us / 1e4 / r->elapsed_s : 0;
 	double ccpu_op = r->ops ? (double)r->client_cpu_us / (double)r->ops : 0;
 	char mixs[256] = "", srv[400] = "server_pid=0 server_cpu_pct=-1 server_cpu_us_per_op=-1";
-	char pids[200] = "";
+	char pids[200] = "", mode[96] = "mode=resp";
+	unsigned nodes = c->map ? c->map->nnodes : 1;
 	size_t off = 0;
 	unsigned i;
 
@@ -390,6 +444,11 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	for (i = 0; i < mix->n && off < sizeof(mixs); i++)
 		off += (size_t)snprintf(mixs + off, sizeof(mixs) - off, "%s%s:%u", i ? "," : "",
 					mix->t[i].name, mix->t[i].weight);
+	if (native) {
+		snprintf(mode, sizeof(mode), "mode=native batch=%u depth=%u rf1=%u", a->batch, a->depth,
+			 native->server_flags & 1u);
+		nodes = native->nodes ? native->nodes : 1;
+	}
 	if (c->nserver_pids > 0 && r->server_cpu_us >= 0)
 		snprintf(srv, sizeof(srv), "server_pid=%s server_cpu_pct=%.1f server_cpu_us_per_op=%.3f",
 			 pids, r->elapsed_s > 0 ? (double)r->server_cpu_us / 1e4 / r->elapsed_s : 0,
@@ -407,23 +466,23 @@ static void print_results(const struct args *a, const struct tpl_mix *mix, const
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(hist_percentile(h, 99.99)),
 	       us(h->max));
 	printf("client cpu: %.1f%% (%.3f us/op)\n", ccpu, ccpu_op);
-	if (c->map)
+	if (c->map || (native && a->cluster))
 		printf("cluster: %u primaries, redirects followed: %llu MOVED, %llu ASK; map re-read %llu times\n",
-		       c->map->nnodes, (unsigned long long)r->moved, (unsigned long long)r->asks,
+		       nodes, (unsigned long long)r->moved, (unsigned long long)r->asks,
 		       (unsigned long long)r->refreshes);
 	printf("RESULT ops=%llu sent=%llu errors=%llu nils=%llu pushes=%llu conn_errors=%llu lost=%llu "
 	       "elapsed_s=%.4f ops_per_s=%.1f lat_mean_us=%.2f lat_p50_us=%.2f lat_p90_us=%.2f "
 	       "lat_p99_us=%.2f lat_p999_us=%.2f lat_max_us=%.2f client_cpu_pct=%.1f "
 	       "client_cpu_us_per_op=%.3f %s threads=%u conns=%u pipeline=%u keyspace=%llu "
-	       "dist=%s value_size=%zu mix=%s nodes=%u moved=%llu asks=%llu refreshes=%llu\n",
+	       "dist=%s value_size=%zu mix=%s nodes=%u moved=%llu asks=%llu refreshes=%llu %s\n",
 	       (unsigned long long)r->ops, (unsigned long long)r->sent, (unsigned long long)r->errors,
 	       (unsigned long long)r->nils, (unsigned long long)r->pushes, (unsigned long long)r->conn_errors,
 	       (unsigned long long)r->lost, r->elapsed_s, ops_s, hist_mean(h) / 1000.0,
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
 	       us(hist_percentile(h, 99.9)), us(h->max), ccpu, ccpu_op, srv, c->threads, c->conns,
-	       c->pipeline, (unsigned long long)c->keyspace, keygen_dist_name(c->dist), a->value_size, mixs,
-	       c->map ? c->map->nnodes : 1, (unsigned long long)r->moved, (unsigned long long)r->asks,
-	       (unsigned long long)r->refreshes);
+	       native ? a->depth : c->pipeline, (unsigned long long)c->keyspace, keygen_dist_name(c->dist),
+	       a->value_size, mixs, nodes, (unsigned long long)r->moved, (unsigned long long)r->asks,
+	       (unsigned long long)r->refreshes, mode);
 	fflush(stdout);
 }
 
@@ -448,6 +507,36 @@ static int load_map(struct args *a)
 				m->owner[s] = (uint8_t)((m->owner[s] + 1) % m->nnodes);
 	a->lg.map = m;
 	return 0;
+}
+
+/* --native: the load through libzaris. Consumes MIX. Returns the exit
+ * status. */
+static int run_native(struct args *a, struct tpl_mix *mix)
+{
+	static struct nl_result res; /* holds a histogram: keep it off the stack */
+	struct nl_config nc = {
+		.lg = &a->lg,
+		.mix = mix,
+		.batch = a->batch,
+		.depth = a->depth,
+		.key_prefix = a->key_prefix,
+		.value_size = a->value_size,
+		.cluster = a->cluster,
+		.native_port_offset = a->native_port_offset,
+	};
+	int rc = nl_run(&nc, &res);
+
+	if (rc < 0) {
+		fprintf(stderr, "zaris-bench --native: %s:%d: %s%s%s\n", a->lg.host, a->lg.port,
+			strerror(-rc), res.lg.first_error[0] ? " — " : "", res.lg.first_error);
+		tpl_mix_free(mix);
+		free(mix);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	print_results(a, mix, &res.lg, &res);
+	tpl_mix_free(mix);
+	free(mix);
+	return res.lg.conn_errors || res.lg.lost || res.lg.ops != res.lg.sent ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -500,6 +589,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	a.lg.mix = mix;
+	if (a.native)
+		return run_native(&a, mix);
 	if (a.cluster && (rc = load_map(&a)) != 0) {
 		tpl_mix_free(mix);
 		free(mix);
@@ -514,7 +605,7 @@ int main(int argc, char **argv)
 		free((void *)a.lg.map);
 		return 1;
 	}
-	print_results(&a, mix, &res);
+	print_results(&a, mix, &res, NULL);
 	tpl_mix_free(mix);
 	free(mix);
 	free((void *)a.lg.map);
