@@ -294,21 +294,7 @@ static bool native_output_ok(struct conn *c, int64_t now_ms)
 static bool native_tick(struct conn *c, bool timer, unsigned *paused)
 {
 	struct native_session *s = sess(c);
-	struct worker *w = c->w;
-	if (atomic_load_explicit(&s->client.kill_requested, memory_order_acquire))
-		return false;
-	if (s->paused)
-		return session_client_tick_paused(c, &s->client, &s->paused, paused);
-	if (!timer)
-		return true;
-	if (conn_check_stall(c, w->now_ms))
-		worker_queue_send(w, c);
-	if (session_client_idle_expired(c, &s->client)) {
-		zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)s->client.id);
-		return false;
-	}
-	session_client_publish(c, &s->client);
-	return true;
+	return session_client_tick(c, &s->client, timer, &s->paused, paused);
 }
 
 const struct proto_ops native_session_ops = {

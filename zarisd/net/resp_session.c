@@ -298,22 +298,7 @@ static size_t resp_consume(struct conn *c, char *buf, size_t len)
 static bool resp_tick(struct conn *c, bool timer, unsigned *paused)
 {
 	struct resp_session *s = sess(c);
-	struct worker *w = c->w;
-	if (atomic_load_explicit(&s->client.kill_requested, memory_order_acquire))
-		return false;
-	if (s->paused)
-		return session_client_tick_paused(c, &s->client, &s->paused, paused);
-	if (!timer)
-		return true;
-	/* a client that sends while it reads nothing: conn.h */
-	if (conn_check_stall(c, w->now_ms))
-		worker_queue_send(w, c);
-	if (session_client_idle_expired(c, &s->client)) {
-		zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)s->client.id);
-		return false;
-	}
-	session_client_publish(c, &s->client);
-	return true;
+	return session_client_tick(c, &s->client, timer, &s->paused, paused);
 }
 
 const struct proto_ops resp_session_ops = {

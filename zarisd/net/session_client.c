@@ -144,7 +144,7 @@ bool session_client_output_ok(struct conn *c, struct client *cl, int64_t now_ms)
 	return conn_check_output_limits(c, now_ms, hard, soft, secs);
 }
 
-void session_client_publish(struct conn *c, struct client *cl)
+static void session_client_publish(struct conn *c, struct client *cl)
 {
 	atomic_store_explicit(&cl->shared_qbuf, c->qlen, memory_order_relaxed);
 	atomic_store_explicit(&cl->shared_omem, cl->out.alloc, memory_order_relaxed);
@@ -152,7 +152,7 @@ void session_client_publish(struct conn *c, struct client *cl)
 	atomic_store_explicit(&cl->shared_flags, (int)cl->flags, memory_order_relaxed);
 }
 
-bool session_client_idle_expired(struct conn *c, struct client *cl)
+static bool session_client_idle_expired(struct conn *c, struct client *cl)
 {
 	struct worker *w = c->w;
 	int timeout = atomic_load_explicit(&w->srv->cfg->timeout, memory_order_relaxed);
@@ -166,7 +166,7 @@ bool session_client_idle_expired(struct conn *c, struct client *cl)
 	       !pubsub_client_is_subscribed(cl);
 }
 
-bool session_client_tick_paused(struct conn *c, struct client *cl, bool *held, unsigned *paused)
+static bool session_client_tick_paused(struct conn *c, struct client *cl, bool *held, unsigned *paused)
 {
 	struct worker *w = c->w;
 	int mode = atomic_load_explicit(&w->srv->pause_mode, memory_order_acquire);
@@ -182,5 +182,25 @@ bool session_client_tick_paused(struct conn *c, struct client *cl, bool *held, u
 	}
 	if (*held)
 		(*paused)++;
+	return true;
+}
+
+bool session_client_tick(struct conn *c, struct client *cl, bool timer, bool *held, unsigned *paused)
+{
+	struct worker *w = c->w;
+	if (atomic_load_explicit(&cl->kill_requested, memory_order_acquire))
+		return false;
+	if (*held)
+		return session_client_tick_paused(c, cl, held, paused);
+	if (!timer)
+		return true;
+	/* a client that sends while it reads nothing: conn.h */
+	if (conn_check_stall(c, w->now_ms))
+		worker_queue_send(w, c);
+	if (session_client_idle_expired(c, cl)) {
+		zr_log(ZR_LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)cl->id);
+		return false;
+	}
+	session_client_publish(c, cl);
 	return true;
 }

@@ -31,18 +31,12 @@ void session_client_close(struct conn *c, struct client *cl);
 /* proto_ops.output_ok for a session whose client is CL. */
 bool session_client_output_ok(struct conn *c, struct client *cl, int64_t now_ms);
 
-/* Publishes CL's shared fields (CLIENT LIST reads them). */
-void session_client_publish(struct conn *c, struct client *cl);
-
-/* Whether CL has been idle past `timeout` (and may be closed for it): the
- * rules of Redis's clientsCronHandleTimeout as resp_session applied them. */
-bool session_client_idle_expired(struct conn *c, struct client *cl);
-
-/* proto_ops.tick's part for a session whose requests CLIENT PAUSE holds
- * (*HELD): once the pause ends (or is a WRITE pause, which may hold a
- * read) clears *HELD and gives the held bytes again (conn_retry), which
- * may hold them anew; adds 1 to *PAUSED while still held. False when C
- * must close. */
-bool session_client_tick_paused(struct conn *c, struct client *cl, bool *held, unsigned *paused);
+/* proto_ops.tick for a session whose client is CL and whose requests a
+ * pause may hold (*HELD): a CLIENT KILL closes it, a pause's end resumes
+ * it (session_client_tick_paused); on the timer (TIMER) a stalled
+ * backpressure hold is given up (conn_check_stall), an idle client is
+ * closed (`timeout`), and the shared fields are published. False closes
+ * C. */
+bool session_client_tick(struct conn *c, struct client *cl, bool timer, bool *held, unsigned *paused);
 
 #endif
