@@ -286,6 +286,49 @@ static size_t native_consume(struct conn *c, char *buf, size_t len)
 	return pos;
 }
 
+/* proto_ops.group_add (conn.h): the key of the first operation of each
+ * whole REQUEST at the start of DATA joins the loop turn's prefetch group.
+ * Without it a connection sending one operation per request (batch 1)
+ * waited for each key's cache misses alone, while RESP's requests of many
+ * connections had theirs overlapped; a request of many ops prefetches
+ * its own (native_exec.c). Only reads the bytes, bounds-checked. */
+static void native_group_add(struct conn_group *g, const struct conn *c, char *data, size_t len)
+{
+	const struct native_session *s = conn_session_const(c);
+	struct store *store = s->client.srv->store;
+	if (!s->hello_done || s->paused || !store)
+		return;
+	const unsigned char *p = (const unsigned char *)data;
+	size_t pos = 0;
+	while (g->n < CONN_GROUP_MAX && len - pos >= NW_HEADER) {
+		uint32_t flen = nw_get32(p + pos);
+		if (flen < NW_HEADER_REST || len - pos - 4 < flen)
+			return;
+		const unsigned char *frame = p + pos, *op = frame + NW_HEADER;
+		size_t plen = flen - NW_HEADER_REST;
+		pos += 4 + (size_t)flen;
+		if (frame[4] != NW_REQUEST || plen < NW_OP_HEADER + 4)
+			continue;
+		uint8_t code = op[0];
+		uint16_t db = nw_get16(op + 2);
+		uint32_t klen = nw_get32(op + NW_OP_HEADER);
+		bool keyed = code == NW_OP_GET || code == NW_OP_SET || code == NW_OP_DEL ||
+			     code == NW_OP_EXISTS || code == NW_OP_INCRBY || code == NW_OP_GETSET ||
+			     code == NW_OP_GETDEL || code == NW_OP_PTTL || code == NW_OP_PEXPIRE ||
+			     code == NW_OP_PERSIST || code == NW_OP_METAGET || code == NW_OP_METASET;
+		if (!keyed || db >= (unsigned)s->client.srv->cfg->databases || klen > plen - NW_OP_HEADER - 4)
+			continue;
+		const char *key = (const char *)op + NW_OP_HEADER + 4;
+		if (store_prefetch(store, db, key, klen, &g->key[g->n].hash)) {
+			g->store = store;
+			g->key[g->n].db = db;
+			g->key[g->n].key = key;
+			g->key[g->n].klen = klen;
+			g->n++;
+		}
+	}
+}
+
 static bool native_output_ok(struct conn *c, int64_t now_ms)
 {
 	return session_client_output_ok(c, &sess(c)->client, now_ms);
@@ -303,6 +346,7 @@ const struct proto_ops native_session_ops = {
 	.admit = native_admit,
 	.open = native_open,
 	.consume = native_consume,
+	.group_add = native_group_add,
 	.output_ok = native_output_ok,
 	.tick = native_tick,
 	.final_error = native_final_error,
