@@ -61,7 +61,7 @@ for what, limit, mb, text, wait_s in (
     rc = r.client()
     ok(wait_link(rc) and wait_for(lambda: replicas_online(info(pc)), 20), "%s: the replica is linked" % what) or \
         diag(sync_state(pc, rc))
-    os.kill(r.pid, signal.SIGSTOP)
+    stop_process(r.pid)
     secs = write_mb(pc, mb, what.split()[0])
     ok(True, "%s: the primary took %d MB of writes with the replica stopped (%.1f s)" % (what, mb, secs))
     if wait_s:

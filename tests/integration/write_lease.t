@@ -178,7 +178,7 @@ is_(err(rc.call("SET", "x", "1")), "READONLY You can't write against a read only
 
 LEASE_MS = int(1500 * SLOW)
 w = pr.client()
-os.kill(rp.pid, signal.SIGSTOP)
+stop_process(rp.pid)
 try:
     lease_end = mono_ms() + LEASE_MS
     is_(pc.call("CLUSTER", "LEASE", str(lease_end)).py(), "OK", "a lease of %d ms" % LEASE_MS)

@@ -43,7 +43,7 @@ __all__ = [
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
     "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "clients_per_worker",
-    "connect_on_worker", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "connect_on_worker", "stop_process", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -362,6 +362,27 @@ for _sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(_sig, _on_signal)
     except (ValueError, OSError):
         pass
+
+
+def stop_process(pid, timeout=5.0 * SLOW):
+    """SIGSTOP PID and wait (bounded) until every one of its threads is
+    stopped: kill() returns before a multi-threaded process has stopped
+    them all, and a zarisd worker or replication thread still running
+    answers or acknowledges what the test meant to find held."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            states = []
+            for t in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            states = []
+        if states and all(st in ("T", "t") for st in states):
+            return True
+        time.sleep(0.005)
+    return False
 
 
 def start_redis(extra=(), name="redis-server", **kw):

@@ -14,7 +14,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
-from zaris import Reply, diag, done_testing, free_port, is_, ok, skip_all, start_zarisd  # noqa: E402
+from zaris import Reply, diag, done_testing, free_port, is_, ok, skip_all, start_zarisd, stop_process  # noqa: E402
 import zdriver  # noqa: E402
 
 if not os.access(zdriver.driver_path(), os.X_OK):
@@ -178,28 +178,7 @@ ok(r.call("DBSIZE").value == 6000 and r.call("GET", "big:59:99").value == big + 
 # timeout: a stopped server
 d2 = zdriver.Driver()
 rc, _ = d2.connect(port=native, timeout=300, rmin=20, rmax=100)
-os.kill(srv.pid, signal.SIGSTOP)
-
-
-def all_threads_stopped(pid):
-    """Whether every thread of PID is stopped: kill() returns before a
-    multi-threaded process's threads have all stopped, and a worker still
-    running would answer."""
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-        for t in tasks:
-            with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
-                    return False
-        return True
-    except OSError:
-        return False
-
-
-for _ in range(500):
-    if all_threads_stopped(srv.pid):
-        break
-    time.sleep(0.01)
+stop_process(srv.pid)
 try:
     st, v = d2.one("get", b"k")
     rc2 = d2.rc
