@@ -539,38 +539,18 @@ class NativeClient:
 # ---------------------------------------------------------------- test glue
 
 def start_native(extra=(), threads=2, name="zarisd-native", **kw):
-    """A zarisd (tests/lib/zaris.py's Server) with --native-port on a free
-    loopback port as well; srv.native_port is that port, and the native
-    listener answered a connect before this returns. restart_native() keeps
-    srv.native_port right across a restart (the port is picked afresh)."""
-    import os
+    """A zarisd (tests/lib/zaris.py's start_zarisd) with --native-port on a
+    free loopback port as well; srv.native_port is that port, and the native
+    listener answered a connect before this returns. restart_native() waits
+    for it again after a restart (the port is picked afresh)."""
     import zaris
-    chosen = {}
-
-    def argv(port):
-        chosen["port"] = zaris.free_port()
-        a = [zaris.zarisd_path(), "--port", str(port), "--bind", "127.0.0.1", "--native-port", str(chosen["port"])]
-        if threads is not None:
-            a += ["--threads", str(threads)]
-        if os.environ.get("ZARIS_IO_BACKEND"):
-            a += ["--io-backend", os.environ["ZARIS_IO_BACKEND"]]
-        return a + [str(x) for x in extra]
-
-    class NativeServer(zaris.Server):
-        def _is_up(self, reply):
-            # with requirepass the start-up PING answers NOAUTH: up too
-            return reply.value == "PONG" or str(reply.value).startswith("NOAUTH")
-
-    srv = NativeServer(name, argv, **kw)
-    srv.native_port = chosen["port"]
-    srv._native_chosen = chosen
+    srv = zaris.start_zarisd(threads=threads, extra=extra, name=name, native=True, **kw)
     _wait_native(srv)
     return srv
 
 
 def restart_native(srv):
     srv.restart()
-    srv.native_port = srv._native_chosen["port"]
     _wait_native(srv)
 
 

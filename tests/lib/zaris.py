@@ -220,6 +220,7 @@ class Server:
         self.logpath = os.path.join(self._logdir, name + ".log")
         self._argv_fn = argv_fn
         self._next_port = None
+        self.native_ports = {}
         _servers.append(self)
         last = None
         for _ in range(attempts):
@@ -235,8 +236,14 @@ class Server:
         return self.proc.pid if self.proc else None
 
     def _is_up(self, reply):
-        """Whether the start-up PING's REPLY means the server runs."""
-        return reply.value == "PONG"
+        """Whether the start-up PING's REPLY means the server runs (one
+        started with a password answers NOAUTH: it runs)."""
+        return reply.value == "PONG" or (reply.kind == "-" and str(reply.value).startswith("NOAUTH"))
+
+    @property
+    def native_port(self):
+        """The --native-port of a start_zarisd(native=True) server."""
+        return self.native_ports["native"]
 
     def _start(self, timeout):
         self.port = self._next_port or free_port()
@@ -403,11 +410,15 @@ def start_redis(extra=(), name="redis-server", **kw):
     return Server(name, argv, **kw)
 
 
-def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", **kw):
+def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", native=False, **kw):
     """A zarisd from $ZARIS_BUILD on a free loopback port.
 
     io_backend: "uring"/"epoll"/"auto"; None takes $ZARIS_IO_BACKEND if set.
-    extra: further flags, e.g. ["--maxmemory", "64mb"]."""
+    extra: further flags, e.g. ["--maxmemory", "64mb"].
+    native: also --native-port on a free port, srv.native_port.  The port is
+    picked afresh with each start attempt, as the RESP port is (a port
+    picked once up front can be taken by then, and every retry would fail
+    on it), and kept by restart(same_port=True)."""
     if os.environ.get("ZARIS_STANDIN") == "redis-server":
         return start_redis(name=name + "(standin)", **kw)
     exe = zarisd_path()
@@ -415,6 +426,7 @@ def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", **kw):
         raise RuntimeError("no zarisd at %s (set ZARIS_BUILD)" % exe)
     if io_backend is None:
         io_backend = os.environ.get("ZARIS_IO_BACKEND") or None
+    chosen = {}
 
     def argv(port):
         a = [exe, "--port", str(port), "--bind", HOST]
@@ -422,8 +434,15 @@ def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", **kw):
             a += ["--threads", str(threads)]
         if io_backend:
             a += ["--io-backend", io_backend]
-        return a + list(extra)
-    return Server(name, argv, **kw)
+        if native:
+            if chosen.get("resp") != port:  # same RESP port again: a same-port restart
+                chosen["native"] = free_port()
+                chosen["resp"] = port
+            a += ["--native-port", str(chosen["native"])]
+        return a + [str(x) for x in extra]
+    srv = Server(name, argv, **kw)
+    srv.native_ports = chosen
+    return srv
 
 
 # --------------------------------------------------------------------------- RESP

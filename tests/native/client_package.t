@@ -15,7 +15,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from zaris import REPO, build_dir, diag, done_testing, free_port, is_, ok, skip_all, start_zarisd  # noqa: E402
+from zaris import REPO, build_dir, diag, done_testing, is_, ok, skip_all, start_zarisd  # noqa: E402
 
 for tool in ("dpkg-deb", "pkg-config", "cc", "make", "readelf"):
     if not shutil.which(tool):
@@ -80,8 +80,8 @@ try:
              os.path.join(lib, "libzaris.a"), "-pthread"])
     ok(p.returncode == 0, "and links with the package's libzaris.a")
 
-    native = free_port()
-    srv = start_zarisd(extra=["--native-port", str(native)])
+    srv = start_zarisd(native=True)
+    native = srv.native_port
     renv = dict(os.environ, LD_LIBRARY_PATH=lib)
     ldd = run(["ldd", ex], env=renv).stdout
     ok(os.path.join(lib, "libzaris.so.1") in ldd, "the example loads the package's libzaris.so.1")

@@ -20,7 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
-from zaris import Reply, diag, done_testing, free_port, is_, ok, skip_all, start_zarisd  # noqa: E402
+from zaris import Reply, diag, done_testing, is_, ok, skip_all, start_zarisd  # noqa: E402
 import zdriver  # noqa: E402
 
 if not os.access(zdriver.driver_path(), os.X_OK):
@@ -80,9 +80,8 @@ def owner(s, ranges):
 
 
 RANGES = {"n0": "0-5460", "n1": "5461-10922", "n2": "10923-16383"}
-natives = {n: free_port() for n in NAMES + ["n3"]}
-servers = {n: start_zarisd(threads=2, name=n, extra=["--cluster-enabled", "yes", "--native-port", str(natives[n])])
-           for n in NAMES + ["n3"]}
+servers = {n: start_zarisd(threads=2, name=n, native=True, extra=["--cluster-enabled", "yes"]) for n in NAMES + ["n3"]}
+natives = {n: servers[n].native_port for n in servers}
 is_(push(1, RANGES), ["OK"] * 3, "topology epoch 1 pushed to the three nodes (n3 runs, in no topology yet)")
 conn = {n: servers[n].client() for n in NAMES}
 

@@ -14,14 +14,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
-from zaris import Reply, diag, done_testing, free_port, is_, ok, skip_all, start_zarisd, stop_process  # noqa: E402
+from zaris import Reply, diag, done_testing, is_, ok, skip_all, start_zarisd, stop_process  # noqa: E402
 import zdriver  # noqa: E402
 
 if not os.access(zdriver.driver_path(), os.X_OK):
     skip_all("no %s (make builds it)" % zdriver.driver_path())
 
-native = free_port()
-srv = start_zarisd(extra=["--native-port", str(native)])
+srv = start_zarisd(native=True)
+native = srv.native_port
 r = srv.client()
 is_(r.call("HELLO", "3").kind, "%", "a RESP3 client beside")
 d = zdriver.Driver()
@@ -211,8 +211,8 @@ ok(st["connects"] == 2 and st["retries"] == 1,
 d.close()
 
 # a server with requirepass: HELLO's password
-native2 = free_port()
-srv2 = start_zarisd(extra=["--native-port", str(native2)], name="zarisd-auth")
+srv2 = start_zarisd(native=True, name="zarisd-auth")
+native2 = srv2.native_port
 is_(srv2.client().call("CONFIG", "SET", "requirepass", "s3cret").value, "OK", "requirepass set on a second zarisd")
 d3 = zdriver.Driver()
 rc, text = d3.connect(port=native2)

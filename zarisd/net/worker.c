@@ -58,8 +58,28 @@ static const struct listener_kind listener_kinds[] = {
 };
 #define NKINDS (sizeof(listener_kinds) / sizeof(listener_kinds[0]))
 
-/* Opens one SO_REUSEPORT listener on ADDR:PORT; returns the fd or -errno. */
-static int listen_one(const char *addr, int port, int backlog)
+/* Whether anyone already listens on the address of RES: a bind without
+ * SO_REUSEPORT conflicts with any listener there, our kind included, which
+ * the workers' SO_REUSEPORT binds would not (a second zarisd of the same
+ * user on the port would join the first's group and take half its
+ * connections, where Redis refuses to start). 0 or -errno. */
+static int probe_port_free(const struct addrinfo *res)
+{
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	int rc = bind(fd, res->ai_addr, res->ai_addrlen) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* Opens one SO_REUSEPORT listener on ADDR:PORT; FIRST (the first worker's)
+ * checks first that nobody else listens there. Returns the fd or -errno. */
+static int listen_one(const char *addr, int port, int backlog, bool first)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM,
@@ -70,6 +90,8 @@ static int listen_one(const char *addr, int port, int backlog)
 	int rc = getaddrinfo(addr, portbuf, &hints, &res);
 	if (rc != 0)
 		return -EADDRNOTAVAIL;
+	if (first && (rc = probe_port_free(res)) < 0)
+		goto out_free;
 	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
@@ -113,7 +135,7 @@ int worker_listen(struct worker *w)
 				a++;
 			if (!strcmp(a, "*"))
 				a = "0.0.0.0";
-			int fd = listen_one(a, port, cfg->tcp_backlog);
+			int fd = listen_one(a, port, cfg->tcp_backlog, w->index == 0);
 			if (fd < 0) {
 				if (optional)
 					continue;
