@@ -190,23 +190,7 @@ void native_exec_free(struct native_exec *x)
  * prefetching for, and those RF1 may group by shard. */
 static bool op_single_key(const struct native_op *op)
 {
-	switch (op->op) {
-	case NW_OP_GET:
-	case NW_OP_SET:
-	case NW_OP_DEL:
-	case NW_OP_EXISTS:
-	case NW_OP_INCRBY:
-	case NW_OP_GETSET:
-	case NW_OP_GETDEL:
-	case NW_OP_PTTL:
-	case NW_OP_PEXPIRE:
-	case NW_OP_PERSIST:
-	case NW_OP_METAGET:
-	case NW_OP_METASET:
-		return op->argc >= 2;
-	default:
-		return false;
-	}
+	return nw_op_single_key(op->op) && op->argc >= 2;
 }
 
 /* Hashes and prefetches the keys of ops [FROM, FROM + NATIVE_AHEAD). */

@@ -312,11 +312,8 @@ static void native_group_add(struct conn_group *g, const struct conn *c, char *d
 		uint8_t code = op[0];
 		uint16_t db = nw_get16(op + 2);
 		uint32_t klen = nw_get32(op + NW_OP_HEADER);
-		bool keyed = code == NW_OP_GET || code == NW_OP_SET || code == NW_OP_DEL ||
-			     code == NW_OP_EXISTS || code == NW_OP_INCRBY || code == NW_OP_GETSET ||
-			     code == NW_OP_GETDEL || code == NW_OP_PTTL || code == NW_OP_PEXPIRE ||
-			     code == NW_OP_PERSIST || code == NW_OP_METAGET || code == NW_OP_METASET;
-		if (!keyed || db >= (unsigned)s->client.srv->cfg->databases || klen > plen - NW_OP_HEADER - 4)
+		if (!nw_op_single_key(code) || db >= (unsigned)s->client.srv->cfg->databases ||
+		    klen > plen - NW_OP_HEADER - 4)
 			continue;
 		const char *key = (const char *)op + NW_OP_HEADER + 4;
 		if (store_prefetch(store, db, key, klen, &g->key[g->n].hash)) {

@@ -53,6 +53,29 @@ enum nw_op {
 	NW_OP_LAST = NW_OP_COMMAND,
 };
 
+/* Whether operation CODE is about one key, its first argument (the key a
+ * request's prefetch and RF1's grouping by shard go by). */
+static inline bool nw_op_single_key(uint8_t code)
+{
+	switch (code) {
+	case NW_OP_GET:
+	case NW_OP_SET:
+	case NW_OP_DEL:
+	case NW_OP_EXISTS:
+	case NW_OP_INCRBY:
+	case NW_OP_GETSET:
+	case NW_OP_GETDEL:
+	case NW_OP_PTTL:
+	case NW_OP_PEXPIRE:
+	case NW_OP_PERSIST:
+	case NW_OP_METAGET:
+	case NW_OP_METASET:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* SET's opflags */
 #define NW_SET_NX 0x01
 #define NW_SET_XX 0x02
