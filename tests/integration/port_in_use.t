@@ -8,9 +8,7 @@
 # started and took about half of the first one's new connections. The first
 # server keeps answering every new connection alone.
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from zaris import *  # noqa: E402,F403
@@ -20,42 +18,32 @@ WAIT = 10.0 * SLOW  # a refusing server exits at once
 MSG = "Could not create server TCP listening socket"
 
 
-def second(argv):
-    """Runs ARGV; (exit status, or None if it kept running, its output)."""
-    d = tempfile.mkdtemp(prefix="zaris-port-in-use-")
-    with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=d)
-        try:
-            rc = p.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = None
-        out.seek(0)
-        return rc, out.read().decode("utf-8", "replace")
-
-
 def zarisd_argv(port, extra=()):
     return [zarisd_path(), "--port", str(port), "--bind", HOST, "--threads", "2", "--save", "",
             "--appendonly", "no"] + list(extra)
 
 
 def refused(what, argv, want_rc):
-    rc, out = second(argv)
+    rc, out = run_until_exit(argv, WAIT)
     ok(rc == want_rc and MSG in out and "Address already in use" in out,
        "%s: exits %s naming the address in use (%s, %r)" % (what, want_rc, rc, out.strip()[-160:]))
 
 
 def answers_alone(srv, n=40):
     """Whether N new connections to SRV all reach it (a key only it holds)."""
-    srv.client().call("SET", "port-in-use-owner", "first")
-    got = [srv.client().call("GET", "port-in-use-owner").value for _ in range(n)]
+    c = srv.client()
+    c.call("SET", "port-in-use-owner", "first")
+    c.close()
+    got = []
+    for _ in range(n):
+        c = srv.client()
+        got.append(c.call("GET", "port-in-use-owner").value)
+        c.close()
     return got.count(b"first") == n
 
 
-
 redis = start_redis()
-rc, out = second(["/usr/bin/redis-server", "--port", str(redis.port), "--bind", HOST, "--save", ""])
+rc, out = run_until_exit(["/usr/bin/redis-server", "--port", str(redis.port), "--bind", HOST, "--save", ""], WAIT)
 ok(rc == 1 and "Address already in use" in out, "redis-server on its own port a second time exits 1 (%s)" % rc)
 refused("zarisd on redis-server's port", zarisd_argv(redis.port), 1)
 

@@ -43,7 +43,7 @@ __all__ = [
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
     "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "clients_per_worker",
-    "connect_on_worker", "stop_process", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
+    "connect_on_worker", "stop_process", "run_until_exit", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
 # Sanitizer builds (ZARIS_SAN=asan|tsan, set by make asan/tsan) run several
@@ -390,6 +390,29 @@ def stop_process(pid, timeout=5.0 * SLOW):
             return True
         time.sleep(0.005)
     return False
+
+
+def run_until_exit(argv, timeout, prefix="zaris-run-"):
+    """Runs ARGV (a server expected to refuse to start) in a temporary
+    directory, removed afterwards; returns (its exit status, or None if it
+    was still running after TIMEOUT seconds and was stopped, its output)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=d)
+        try:
+            rc = p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            rc = None
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    shutil.rmtree(d, ignore_errors=True)
+    return rc, text
 
 
 def start_redis(extra=(), name="redis-server", **kw):

@@ -15,7 +15,6 @@
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,22 +33,10 @@ def start_refused(extra):
     d = tempfile.mkdtemp(prefix="zaris-rf1-")
     argv = [zarisd_path(), "--port", str(free_port()), "--bind", "127.0.0.1", "--native-port", str(free_port()),
             "--dir", d, "--save", ""] + extra
-    with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=d)
-        try:
-            rc = p.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            rc = None
-        out.seek(0)
-        text = out.read().decode("utf-8", "replace")
-    shutil.rmtree(d, ignore_errors=True)
-    return rc, text
+    try:
+        return run_until_exit(argv, WAIT, prefix="zaris-rf1-run-")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # ---- refused at start-up ---------------------------------------------------------------------
