@@ -8,6 +8,7 @@
 #include "bench/native_load.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -235,14 +236,20 @@ static unsigned conn_harvest(struct nl_worker *w, struct nl_conn *c, int timeout
 	return got;
 }
 
-/* A dead connection: close it and count its batches still in flight
- * (zaris_close marks them failed) as lost. */
+/* A connection done with (dead, or the run over): its client's redirect
+ * and topology counters into W's result, then it is closed and its batches
+ * still in flight (zaris_close marks them failed) count as lost. */
 static void conn_close(struct nl_worker *w, struct nl_conn *c)
 {
+	struct zaris_stats st;
 	unsigned i;
 
 	if (!c->z)
 		return;
+	zaris_get_stats(c->z, &st);
+	w->r.moved += st.moved;
+	w->r.asks += st.ask;
+	w->r.refreshes += st.topology_reads;
 	zaris_close(c->z);
 	c->z = NULL;
 	for (i = 0; i < w->cfg->depth; i++) {
@@ -265,29 +272,111 @@ static void worker_publish(struct nl_worker *w)
 	atomic_store_explicit(&w->pub_lat_ns, w->r.hist.sum, memory_order_relaxed);
 }
 
+/* One poll() over every connection of a worker: the descriptors their
+ * clients wait on (zaris_pollfds), each entry's connection in OWNER, and
+ * the connections with work that no descriptor announces (DUE). */
+struct nl_pollset {
+	struct pollfd *fds;
+	unsigned *owner;
+	size_t len, cap;
+	bool *due; /* per connection */
+};
+
+/* Room for N more entries: false when out of memory. */
+static bool pollset_room(struct nl_pollset *ps, size_t n)
+{
+	size_t cap = ps->cap ? ps->cap : 16;
+	struct pollfd *fds;
+	unsigned *owner;
+
+	if (ps->len + n <= ps->cap)
+		return true;
+	while (cap < ps->len + n)
+		cap *= 2;
+	fds = realloc(ps->fds, cap * sizeof(*fds));
+	if (!fds)
+		return false;
+	ps->fds = fds;
+	owner = realloc(ps->owner, cap * sizeof(*owner));
+	if (!owner)
+		return false;
+	ps->owner = owner;
+	ps->cap = cap;
+	return true;
+}
+
+/* Adds connection I's descriptors; lowers *TIMEOUT_MS to its next due
+ * work. False when out of memory. */
+static bool pollset_add(struct nl_pollset *ps, struct nl_conn *c, unsigned i, int *timeout_ms)
+{
+	int due = -1, n;
+
+	for (;;) {
+		n = zaris_pollfds(c->z, ps->fds + ps->len, (int)(ps->cap - ps->len), &due);
+		if ((size_t)n <= ps->cap - ps->len)
+			break;
+		if (!pollset_room(ps, (size_t)n))
+			return false;
+		due = -1;
+	}
+	for (int k = 0; k < n; k++)
+		ps->owner[ps->len + (size_t)k] = i;
+	ps->len += (size_t)n;
+	ps->due[i] = due == 0;
+	if (due >= 0 && due < *timeout_ms)
+		*timeout_ms = due;
+	return true;
+}
+
 static void worker_loop(struct nl_worker *w)
 {
 	uint64_t drain_deadline = 0;
 	bool draining = false;
-	/* one connection: block in its wait (50 ms bounds how late a stop
-	 * is seen); several: poll each in turn */
-	int timeout_ms = w->nconns == 1 ? 50 : 0;
+	struct nl_pollset ps = { 0 };
 	unsigned i, live;
 
+	ps.due = calloc(w->nconns, sizeof(*ps.due));
+	if (!ps.due || !pollset_room(&ps, w->nconns)) {
+		static const char why[] = "out of memory for the poll set";
+
+		note_error(w, why, sizeof(why) - 1);
+		goto out;
+	}
 	for (;;) {
+		/* 50 ms bounds how late a stop is seen */
+		int timeout_ms = 50, ready;
+
 		if (!draining && atomic_load_explicit(&w->sh->stop, memory_order_relaxed)) {
 			draining = true;
 			drain_deadline = now_ns() + (uint64_t)(w->cfg->lg->drain_timeout_s * 1e9);
 		}
 		if (draining && now_ns() > drain_deadline)
 			break;
+		ps.len = 0;
+		for (i = 0; i < w->nconns; i++) {
+			struct nl_conn *c = &w->conns[i];
+
+			ps.due[i] = false;
+			if (!c->z)
+				continue;
+			conn_fill(w, c, draining);
+			if (!c->dead && !pollset_add(&ps, c, i, &timeout_ms))
+				c->dead = true;
+		}
+		ready = ps.len ? poll(ps.fds, (nfds_t)ps.len, timeout_ms) : 0;
+		/* a descriptor ready or work due: that connection's I/O and
+		 * completions; after a timeout every connection, for its
+		 * request timeouts */
+		for (size_t k = 0; ready > 0 && k < ps.len; k++)
+			if (ps.fds[k].revents)
+				ps.due[ps.owner[k]] = true;
 		for (i = 0, live = 0; i < w->nconns; i++) {
 			struct nl_conn *c = &w->conns[i];
 
 			if (!c->z)
 				continue;
-			conn_fill(w, c, draining);
-			conn_harvest(w, c, timeout_ms);
+			if (!c->dead && (ps.due[i] || ready == 0))
+				conn_harvest(w, c, 0);
 			if (c->dead)
 				conn_close(w, c);
 			else
@@ -297,10 +386,14 @@ static void worker_loop(struct nl_worker *w)
 		if (live == 0 || (w->in_flight == 0 && (draining || w->r.sent >= w->budget)))
 			break;
 	}
+out:
 	/* a timed-out drain: what is still in flight is lost */
 	for (i = 0; i < w->nconns; i++)
 		conn_close(w, &w->conns[i]);
 	worker_publish(w);
+	free(ps.fds);
+	free(ps.owner);
+	free(ps.due);
 }
 
 static int worker_connect(struct nl_worker *w)
@@ -354,16 +447,7 @@ static void *worker_main(void *arg)
 	for (i = 0; i < w->nconns; i++) {
 		struct nl_conn *c = &w->conns[i];
 
-		if (c->z) {
-			struct zaris_stats st;
-
-			zaris_get_stats(c->z, &st);
-			w->r.moved += st.moved;
-			w->r.asks += st.ask;
-			w->r.refreshes += st.topology_reads;
-		}
-		zaris_close(c->z);
-		c->z = NULL;
+		conn_close(w, c); /* one the loop never ran on */
 		if (c->slots)
 			for (j = 0; j < w->cfg->depth; j++)
 				zaris_batch_free(c->slots[j].b);

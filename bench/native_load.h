@@ -10,11 +10,9 @@
  * key once) and histogram. An operation's latency runs from the
  * zaris_send of its batch to the wake-up that saw the batch complete.
  *
- * Waiting. libzaris exposes no descriptor, so one thread cannot block on
- * several clients at once: a worker with one connection blocks in
- * zaris_wait_any; a worker with several polls each with a 0 timeout in
- * turn (it spins: its CPU shows as client CPU, but no connection waits for
- * another's reply). `-t` equal to `-c` is one blocking thread each.
+ * Waiting. A worker waits on all its connections at once: one poll() over
+ * the descriptors their clients name (zaris_pollfds), then each ready
+ * client's I/O and completions (zaris_wait_any with a 0 timeout).
  *
  * Counting, as the RESP mode: ops are results the server sent (server
  * errors included), errors the results with a non-zero status, nils the

@@ -75,7 +75,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="native-cluster-t-")
     ncpu = os.cpu_count() or 1
     opts = argparse.Namespace(stand_in=False, server_cpu=ncpu - 1, zarisd=os.path.join(BUILD, "zarisd"))
-    plan(9)
+    plan(10)
     cl = K.Cluster(opts, "zarisd-native", 3, tmp)
     try:
         cl.start()
@@ -83,6 +83,7 @@ def main():
         clean_run(r, rc, out, KEYS, "prefill routed by libzaris")
         is_((r.get("nodes"), r.get("moved"), r.get("asks")), (3, 0, 0),
             "RESULT: three nodes, no redirect (the map was right)")
+        is_(r.get("refreshes"), 4, "RESULT: one TOPOLOGY read per connection (its connect), counted")
         ok(str(r.get("server_pid", "")).count(",") == 2, "--server-pid summed three processes")
         sizes = [K.call(nd.host, nd.port, "DBSIZE") for nd in cl.nodes]
         is_(sum(sizes), KEYS, "the nodes' DBSIZEs add up to the keyspace %s" % sizes)

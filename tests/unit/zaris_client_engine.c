@@ -367,6 +367,71 @@ static void timeout_and_goodbye(void)
 	zc_client_free(z);
 }
 
+/* zaris_pollfds: the descriptor while a request is in flight, the nearest
+ * request timeout, 0 when a batch completed before the caller took it, and
+ * nothing with nothing in flight; a caller's poll() on it wakes when the
+ * answer comes and zaris_wait_any(0) then takes it. */
+static void poll_set(void)
+{
+	struct zaris *z = client(1);
+	int srv;
+	attach(z, 0, &srv);
+	struct pollfd fds[2];
+	int t = -1;
+	is_int(zaris_pollfds(z, fds, 2, &t), 0, "pollfds: nothing in flight, no descriptor");
+	is_int(t, -1, "and no timeout set");
+
+	struct zaris_batch *b[2];
+	for (int i = 0; i < 2; i++) {
+		b[i] = zaris_batch_new();
+		zaris_add_get(b[i], "k", 1);
+		zaris_send(z, b[i]);
+	}
+	t = -1;
+	memset(fds, 0x55, sizeof(fds));
+	int n = zaris_pollfds(z, fds, 2, &t);
+	ok(n == 1 && fds[0].fd == z->nodes[0]->fd && (fds[0].events & POLLIN) && fds[0].revents == 0,
+	   "two batches in flight on one node: its descriptor, POLLIN, revents cleared");
+	is_int(t, -1, "no request timeout configured: the timeout is left as it was");
+	z->opts.request_timeout_ms = 10000;
+	t = 20000;
+	zaris_pollfds(z, fds, 2, &t);
+	ok(t >= 0 && t <= 10000, "a request timeout lowers it to the time left (%d ms)", t);
+	z->opts.request_timeout_ms = -1;
+	t = 7;
+	is_int(zaris_pollfds(z, fds, 0, &t), 1, "MAX 0: the count it needs, nothing written");
+	is_int(poll(fds, 1, 0), 0, "no answer yet: the descriptor is not ready");
+
+	uint32_t ids[2];
+	for (int i = 0; i < 2; i++) {
+		read_frame(srv, rbuf, sizeof(rbuf));
+		ids[i] = nw_get32(rbuf + 8);
+	}
+	struct frame *f = malloc(sizeof(*f));
+	for (int i = 0; i < 2; i++) {
+		fr_start(f, NW_RESPONSE, NW_RESPONSE_LAST, ids[i]);
+		fr_result(f, 0, 0, "$1\r\nv\r\n");
+		fr_send(srv, f);
+	}
+	ok(poll(fds, 1, WAIT_MS) == 1 && (fds[0].revents & POLLIN), "both answered: the poll wakes");
+	struct zaris_batch *d;
+	int rc = -1;
+	ok(zaris_wait_any(z, 0, &d, &rc) == 1 && d == b[0] && rc == 0,
+	   "wait_any(0) after the poll takes the first batch");
+	t = -1;
+	n = zaris_pollfds(z, fds, 2, &t);
+	ok(n == 0 && t == 0,
+	   "the second, read in the same pass, is complete: no descriptor, timeout 0 (n %d t %d)", n, t);
+	ok(zaris_wait_any(z, 0, &d, &rc) == 1 && d == b[1] && rc == 0, "and wait_any(0) takes it");
+	t = 40;
+	ok(zaris_pollfds(z, fds, 2, &t) == 0 && t == 40, "then nothing in flight again");
+	free(f);
+	for (int i = 0; i < 2; i++)
+		zaris_batch_free(b[i]);
+	close(srv);
+	zc_client_free(z);
+}
+
 /* A node that accepts one connection, answers HELLO, then answers one
  * request's GET operations with "$2\r\nok" and anything else with :0. */
 struct hello_node {
@@ -733,6 +798,7 @@ int main(void)
 	encoding_and_results();
 	pipelining();
 	timeout_and_goodbye();
+	poll_set();
 	lost_connection();
 	cluster();
 	port_offset();

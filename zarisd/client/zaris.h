@@ -59,6 +59,7 @@
 #ifndef ZARIS_H
 #define ZARIS_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -342,6 +343,19 @@ int zaris_wait(struct zaris *z, struct zaris_batch *b);
  * its result as zaris_exec's; 0 when none completed in time or none is in
  * flight (*DONE NULL). A batch returned here is no longer in flight. */
 int zaris_wait_any(struct zaris *z, int timeout_ms, struct zaris_batch **done, int *rc);
+
+/* Waiting on several clients from one thread (an event loop): the
+ * descriptors Z waits on. Fills up to MAX entries of FDS (fd and events,
+ * revents cleared) and returns how many Z has, which may exceed MAX (FDS
+ * then holds the first MAX). Lowers *TIMEOUT_MS (< 0: no limit so far) to
+ * when Z has work that no descriptor announces: 0 when a batch has already
+ * completed or operations wait to be sent, else the nearest request
+ * timeout or topology re-read. When the wait ends (a descriptor ready or
+ * the timeout), zaris_wait_any(Z, 0, ...) does Z's I/O and returns what
+ * completed; revents need not be handed back. The set changes with every
+ * call on Z: take it afresh before each wait. Returns 0 with nothing in
+ * flight. */
+int zaris_pollfds(const struct zaris *z, struct pollfd *fds, int max, int *timeout_ms);
 
 /* Batches in flight on Z (sent, not yet returned by a wait). */
 size_t zaris_in_flight(const struct zaris *z);

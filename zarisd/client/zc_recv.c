@@ -1,7 +1,7 @@
 /* zc_recv — the engine's receiving half (zc_engine.c sends): the I/O loop
  * (zc_pump: one poll() over the nodes with requests in flight or bytes to
- * write), RESPONSE frames matched to the oldest request of their
- * connection, each result delivered to its part, MOVED/ASK followed,
+ * write; zaris_pollfds: the same set, for the caller's own poll), RESPONSE
+ * frames matched to the oldest request of their connection, each result delivered to its part, MOVED/ASK followed,
  * GOODBYE and broken streams failing the connection, request timeouts,
  * and the engine's teardown. Single-threaded, inside the caller's call. */
 #include <poll.h>
@@ -215,6 +215,54 @@ static void check_timeouts(struct zaris *z)
 	}
 }
 
+/* The events node N waits for: 0 when it has no connection or nothing in
+ * flight and nothing to write. */
+static short node_events(const struct zc_node *n)
+{
+	if (n->fd < 0 || (!n->head && n->woff == n->wlen))
+		return 0;
+	return (short)(POLLIN | (n->woff < n->wlen ? POLLOUT : 0));
+}
+
+/* Lowers *WAIT (< 0: no limit) to the time left until node N's oldest
+ * request times out. */
+static void node_deadline(const struct zaris *z, const struct zc_node *n, uint64_t now, int *wait)
+{
+	if (!n->head || z->opts.request_timeout_ms < 0)
+		return;
+	uint64_t dl = n->head->sent_ms + (uint64_t)z->opts.request_timeout_ms;
+	int left = dl > now ? (int)(dl - now) : 0;
+	if (*wait < 0 || left < *wait)
+		*wait = left;
+}
+
+int zaris_pollfds(const struct zaris *z, struct pollfd *fds, int max, int *timeout_ms)
+{
+	uint64_t now = zc_now_ms();
+	int need = 0;
+	for (size_t i = 0; i < z->nnodes; i++) {
+		const struct zc_node *n = z->nodes[i];
+		short ev = node_events(n);
+		if (!ev)
+			continue;
+		if (need < max)
+			fds[need] = (struct pollfd){ .fd = n->fd, .events = ev, .revents = 0 };
+		need++;
+		node_deadline(z, n, now, timeout_ms);
+	}
+	/* work no descriptor announces: a batch already complete, parts
+	 * queued to send, or a topology read due */
+	if (z->done_head || z->noutq)
+		*timeout_ms = 0;
+	else if (z->cluster && z->topo_stale && !z->topo_busy) {
+		uint64_t due = z->topo_last_ms + (uint64_t)z->opts.topology_interval_ms;
+		int left = due > now ? (int)(due - now) : 0;
+		if (*timeout_ms < 0 || left < *timeout_ms)
+			*timeout_ms = left;
+	}
+	return need;
+}
+
 int zc_pump(struct zaris *z, int timeout_ms)
 {
 	zc_flush(z);
@@ -235,18 +283,12 @@ int zc_pump(struct zaris *z, int timeout_ms)
 	int wait = timeout_ms;
 	for (size_t i = 0; i < z->nnodes; i++) {
 		struct zc_node *n = z->nodes[i];
-		if (n->fd < 0 || (!n->head && n->woff == n->wlen))
+		short ev = node_events(n);
+		if (!ev)
 			continue;
-		pfd[nfd].fd = n->fd;
-		pfd[nfd].events = (short)(POLLIN | (n->woff < n->wlen ? POLLOUT : 0));
-		pfd[nfd].revents = 0;
+		pfd[nfd] = (struct pollfd){ .fd = n->fd, .events = ev, .revents = 0 };
 		which[nfd++] = (int)i;
-		if (n->head && z->opts.request_timeout_ms >= 0) {
-			uint64_t dl = n->head->sent_ms + (uint64_t)z->opts.request_timeout_ms;
-			int left = dl > now ? (int)(dl - now) : 0;
-			if (wait < 0 || left < wait)
-				wait = left;
-		}
+		node_deadline(z, n, now, &wait);
 	}
 	int waited = nfd > 0;
 	if (nfd) {
