@@ -78,6 +78,11 @@ static void epoll_close_conn(struct worker *w, struct conn *c)
 	c->state = CONN_CLOSING;
 	worker_conn_closing(w, c);
 	epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	/* the peer sees the close now, not when reap() frees the conn (which
+	 * waits for the end of a busy script); a socket handed off lives on in
+	 * its new owner's descriptor */
+	if (!c->handed_off)
+		shutdown(c->fd, SHUT_RDWR);
 	/* Nothing is in flight with epoll, but the conn may still be on this
 	 * turn's pending-send list (which skips closing conns) or be the conn
 	 * whose event is being handled: it is freed by reap(). */
