@@ -2,20 +2,21 @@
 # script_busy.t — busy scripts against redis-server and zarisd (2 workers):
 # with busy-reply-threshold at 100 ms (CONFIG SET), a script that loops for
 # ever makes other clients' commands answer -BUSY (a set of commands, each
-# on a new connection, replies compared with redis-server's); SCRIPT KILL
-# stops a read-only one (its client gets Redis's error, the server serves
-# again); a script that wrote is UNKILLABLE, and SHUTDOWN NOSAVE ends the
-# server (the connections close, the process exits with redis-server's
-# status); SHUTDOWN and SHUTDOWN SAVE are refused with -BUSY. zarisd's
-# other clients are on the other worker than the script's, but one: a
-# client on the script's own worker gets -BUSY too. Checks known to differ
-# (script_corpus/DIVERGENCES.md) are TAP TODOs.
+# on a new connection, replies compared with redis-server's), on the
+# other worker and on the script's own one, whose script hook serves its
+# other clients as Redis's event loop does; SCRIPT KILL sent from the
+# script's own worker stops a read-only one (its client gets Redis's
+# error, the server serves again), and a WATCH sent there meanwhile is
+# answered after it; a script that wrote is UNKILLABLE: a client blocked
+# (BLPOP) on the key it pushed to disconnects, PING and QUIT are still
+# answered on its worker, and SHUTDOWN NOSAVE from there ends the server
+# (the connections close, the process exits with redis-server's status);
+# SHUTDOWN and SHUTDOWN SAVE are refused with -BUSY.
 #
 # No check depends on the clock: the test waits (bounded) until a PING
 # answers -BUSY, i.e. until the server says the threshold has passed.
 
 import os
-import select
 import sys
 import time
 
@@ -25,7 +26,7 @@ from zaris import *  # noqa: E402,F403
 WAIT = 30.0 * SLOW
 BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
 LOOP_RO = "local i = 0 while true do i = i + 1 end"
-LOOP_RW = "redis.call('SET', KEYS[1], 'written') local i = 0 while true do i = i + 1 end"
+LOOP_RW = "redis.call('RPUSH', KEYS[1], 'written') local i = 0 while true do i = i + 1 end"
 
 # commands sent while a script is busy, each on a new connection; the
 # reply's bytes are compared, or only its type byte (HELLO: server texts)
@@ -39,30 +40,34 @@ WHILE_BUSY = [
 ]
 
 
-def start_busy(srv, script, nkeys, *keys):
+def start_busy(srv, script, nkeys, *keys, mates=0, prelude=None):
     """Sends SCRIPT on one connection and waits (bounded) until another,
     on another worker, gets -BUSY. Returns (script's client, other client,
-    len(WHILE_BUSY) more connections on the other's worker, whether -BUSY
-    came). The connections are made before the script starts: INFO (which
-    tells a connection's worker) is refused while it runs."""
+    len(WHILE_BUSY) more connections on the other's worker, MATES
+    connections on the script's worker, whether -BUSY came). PRELUDE(admin,
+    mates), if given, runs before the script is sent. The connections are
+    made before the script starts: INFO (which tells a connection's
+    worker) is refused while it runs."""
     admin = srv.client()
     admin.call("FLUSHALL")
     r = admin.call("CONFIG", "SET", "busy-reply-threshold", "100")
     if r.is_error():
         raise RuntimeError("CONFIG SET busy-reply-threshold: %s" % r.value)
-    admin.close()
     runner = srv.client(timeout=WAIT)
     other = client_on_other_worker(srv, runner)
     pool = [same_worker_client(srv, other) for _ in WHILE_BUSY]
-    pool.append(same_worker_client(srv, runner))  # the last: on the script's worker
+    mates = [same_worker_client(srv, runner) for _ in range(mates)]
+    if prelude:
+        prelude(admin, mates)
+    admin.close()
     runner.send("EVAL", script, str(nkeys), *keys)
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         r = other.call("PING")
         if r.raw == BUSY:
-            return runner, other, pool, True
+            return runner, other, pool, mates, True
         time.sleep(0.02)
-    return runner, other, pool, False
+    return runner, other, pool, mates, False
 
 
 def same_worker_client(srv, other):
@@ -104,52 +109,76 @@ def wait_served(cl):
     return r.raw if r else None
 
 
+def read_soon(cl, what):
+    """CL's next reply (bytes), or ("no reply", WHAT) when none comes
+    within WAIT: a worker that does not serve while a script runs."""
+    cl.settimeout(WAIT)
+    try:
+        return cl.read_reply().raw
+    except (OSError, ProtocolError) as e:
+        return ("no reply", what, type(e).__name__)
+
+
 def killable(srv, res):
-    """A read-only busy script, the commands while busy, SCRIPT KILL: the
-    results into RES."""
-    runner, other, pool, busy = start_busy(srv, LOOP_RO, 0)
+    """A read-only busy script, the commands while busy on both workers, a
+    WATCH on the script's worker, SCRIPT KILL from there: the results into
+    RES."""
+    runner, other, pool, mates, busy = start_busy(srv, LOOP_RO, 0, mates=len(WHILE_BUSY) + 2)
     res["busy"] = busy
-    mate = pool.pop()
     res["while busy"] = while_busy(pool)
-    # a client on the script's own worker: that worker is in the script, and
-    # still has to answer (Redis serves its clients between the script's steps)
-    mate.send("PING")
-    data = b""
-    deadline = time.monotonic() + 10.0 * SLOW
-    while BUSY not in data and b"\r\n" not in data and time.monotonic() < deadline:
-        r, _, _ = select.select([mate.sock], [], [], 0.1)
-        if r:
-            chunk = mate.sock.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-    res["a client on the script's worker"] = data
-    mate.close()
-    res["script kill"] = other.call("SCRIPT", "KILL").raw
-    res["killed script's reply"] = runner.read_reply().raw
+    watcher, killer = mates[-2], mates[-1]
+    res["while busy, on the script's worker"] = while_busy(mates[:len(WHILE_BUSY)])
+    # WATCH reads its key under the shard lock the script may hold: zarisd
+    # answers it once the script ended (DIVERGENCES.md); its reply is the same
+    watcher.send("WATCH", "k")
+    killer.send("SCRIPT", "KILL")
+    res["script kill from the script's worker"] = read_soon(killer, "SCRIPT KILL")
+    res["killed script's reply"] = read_soon(runner, "EVAL")
+    res["watch sent while busy"] = read_soon(watcher, "WATCH")
     res["served again"] = wait_served(other)
-    res["script kill when idle"] = other.call("SCRIPT", "KILL").raw
+    res["script kill when idle"] = killer.call("SCRIPT", "KILL").raw
     res["runner served again"] = runner.call("PING").raw
-    runner.close()
-    other.close()
+    res["watcher served again"] = watcher.call("PING").raw
+    for c in (runner, other, watcher, killer):
+        c.close()
+
+
+def block_on_k(admin, mates):
+    """The first mate blocks in BLPOP on k (the key the script pushes to)."""
+    mates[0].send("BLPOP", "k", "0")
+    if not wait_blocked(admin, 1):
+        raise RuntimeError("BLPOP k 0 did not block")
 
 
 def unkillable(srv, res):
-    """A busy script that wrote: UNKILLABLE, then SHUTDOWN NOSAVE: the
-    results into RES."""
-    runner, other, pool, busy = start_busy(srv, LOOP_RW, 1, "k")
+    """A busy script that wrote (it pushed to k, where a client is
+    blocked): that client disconnects, PING, QUIT and SCRIPT KILL on the
+    script's worker, then SHUTDOWN NOSAVE from there: the results into
+    RES."""
+    runner, other, pool, mates, busy = start_busy(srv, LOOP_RW, 1, "k", mates=4, prelude=block_on_k)
     for c in pool:
         c.close()
+    blocked, pinger, quitter, admin = mates
     res["busy"] = busy
+    # its close is handled while the script holds k's shard lock
+    blocked.close()
+    pinger.send("PING")
+    res["ping on the script's worker"] = read_soon(pinger, "PING")
+    quitter.send("QUIT")
+    res["quit on the script's worker: reply, closed"] = quitter.recv_until_closed(WAIT)
     res["script kill"] = other.call("SCRIPT", "KILL").raw
+    admin.send("SCRIPT", "KILL")
+    res["script kill on the script's worker"] = read_soon(admin, "SCRIPT KILL")
     res["still busy"] = other.call("GET", "k").raw
-    shutdown_nosave_while_busy(srv, runner, other, res, WAIT)
+    pinger.close()
+    other.close()
+    shutdown_nosave_while_busy(srv, runner, admin, res, WAIT)
 
 
 def shutdown_refused(srv, res):
     """SHUTDOWN and SHUTDOWN SAVE while a read-only script is busy: Redis
     answers -BUSY (only NOSAVE ends it); then SCRIPT KILL."""
-    runner, other, pool, busy = start_busy(srv, LOOP_RO, 0)
+    runner, other, pool, _, busy = start_busy(srv, LOOP_RO, 0)
     for c in pool:
         c.close()
     res["busy"] = busy
@@ -165,25 +194,14 @@ def shutdown_refused(srv, res):
     other.close()
 
 
-# checks known to differ from redis-server (DIVERGENCES.md): TODO
-KNOWN = {
-    ("read-only script", "a client on the script's worker"):
-        "a client on the busy script's own worker is not served until the script ends",
-}
-
-
 def compare(what, want, got):
     for name in want:
         w, g = want[name], got.get(name)
-        if name == "while busy":
+        if name.startswith("while busy"):
             for (cmd, _), a, b in zip(WHILE_BUSY, w, g or [None] * len(w)):
-                is_(b, a, "%s, while busy: %s as redis-server" % (what, " ".join(cmd)))
+                is_(b, a, "%s, %s: %s as redis-server" % (what, name, " ".join(cmd)))
             continue
-        if (what, name) in KNOWN:
-            if not todo(g == w, "%s: %s as redis-server" % (what, name), KNOWN[(what, name)]):
-                note("got %r, redis-server %r" % (g, w))
-        else:
-            is_(g, w, "%s: %s as redis-server" % (what, name))
+        is_(g, w, "%s: %s as redis-server" % (what, name))
 
 
 def main():
@@ -192,7 +210,7 @@ def main():
     r = start_redis()
     want = {}
     killable(r, want)
-    ok(want["busy"] and want["killed script's reply"].startswith(b"-ERR Script killed by user"),
+    ok(want["busy"] and want["killed script's reply"][:26] == b"-ERR Script killed by user",
        "redis-server: -BUSY, then SCRIPT KILL's error (the test reads it right)")
     compare("read-only script", want, guarded(z, killable))
 

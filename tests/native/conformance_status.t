@@ -127,10 +127,9 @@ if "same" in nb:
         got = (res.status, res.value.raw)
     except (OSError, Closed, Goodbye, AssertionError) as e:
         got = repr(e)
-    # a known gap (issue 18): while a script runs, its worker serves no other
-    # connection, RESP or native, so they wait for its end instead of -BUSY
-    todo(got == (nw.STATUS["BUSY"], BUSY), "GET on the script's own worker: status BUSY too (%r)" % (got,),
-         "the busy script's own worker serves no other client until the script ends (issue 18)")
+    # the busy script's worker serves its other connections from the
+    # script's hook, native ones too
+    ok(got == (nw.STATUS["BUSY"], BUSY), "GET on the script's own worker: status BUSY too (%r)" % (got,))
 killed = other.call("SCRIPT", "KILL")
 is_(killed.raw, b"+OK\r\n", "SCRIPT KILL over RESP")
 runner.read_reply()

@@ -280,6 +280,16 @@ static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const
 	return 0;
 }
 
+/* The script ran past busy-reply-threshold: its worker answers its other
+ * clients meanwhile (script.h; the network layer's serve_others). */
+static void host_serve(void *ctx)
+{
+	struct eval_ctx *x = ctx;
+	struct server *srv = x->c->srv;
+	if (srv->serve_others)
+		srv->serve_others(x->c);
+}
+
 /* busy-reply-threshold in ms */
 static long long busy_threshold(struct server *srv)
 {
@@ -437,6 +447,7 @@ static void run_generic(struct client *c, const char *name, uint32_t flags, bool
 	x.run.args = c->argv + 3 + numkeys;
 	x.run.nargs = c->argc - 3 - (int)numkeys;
 	x.run.host.call = host_call;
+	x.run.host.serve = host_serve;
 	x.run.host.ctx = &x;
 	x.run.busy_ms = busy_threshold(srv);
 	x.run.stop = &srv->shutdown;

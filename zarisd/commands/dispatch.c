@@ -578,11 +578,21 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 		reject(c, &c->stats->cmd[cmd->id]);
 		return NULL;
 	}
-	/* a script on another worker ran past busy-reply-threshold */
-	if (__builtin_expect(script_any_busy(), 0) && !busy_allowed(cmd)) {
-		reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
-		reject(c, &c->stats->cmd[cmd->id]);
-		return NULL;
+	/* a script ran past busy-reply-threshold: on another worker, or on
+	 * this one, whose script hook serves its other clients (script.h) */
+	if (__builtin_expect(script_any_busy(), 0)) {
+		if (!busy_allowed(cmd)) {
+			reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
+			reject(c, &c->stats->cmd[cmd->id]);
+			return NULL;
+		}
+		/* WATCH reads its keys under their shard locks, which the
+		 * script on this thread may hold: it waits, as a paused
+		 * request, until the script has ended */
+		if ((cmd->first_key > 0 || cmd->keynum_index > 0) && script_running_here()) {
+			*paused = true;
+			return NULL;
+		}
 	}
 	/* one clock read: the TTL instant and the start of the duration;
 	 * within a batch, the previous command's end (client.h) */
@@ -650,7 +660,7 @@ static enum dispatch_result run_command(struct client *c)
 	/* blocking.h: serve clients blocked on keys this command pushed to
 	 * (after EXEC too), now that no shard lock is held; that time is
 	 * neither this command's nor the next one's (clock_end_us) */
-	if (blocking_serve_ready(srv))
+	if (!script_running_here() && blocking_serve_ready(srv))
 		c->clock_end_us = zr_clock_us();
 
 	if (c->flags & CLIENT_REPLY_SKIP)
@@ -680,7 +690,7 @@ void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0
 
 void dispatch_batch_end(struct client *c)
 {
-	if (blocking_serve_ready(c->srv))
+	if (!script_running_here() && blocking_serve_ready(c->srv))
 		c->clock_end_us = zr_clock_us();
 	c->key_hash_argv = NULL;
 }

@@ -112,7 +112,9 @@ struct conn {
 	int64_t obuf_soft_since_ms; /* when the soft output limit was first exceeded, 0 = not */
 	struct conn *next, *prev;   /* worker's list of all conns */
 	struct conn *send_next;	    /* worker's pending-send list */
-	struct conn *close_next;    /* epoll: closed, waiting to be freed */
+	struct conn *close_next;    /* closed, waiting to be freed (epoll: reap; io_uring: a busy script) */
+	bool free_pending;	    /* io_uring: on the list of conns freed once a busy script ended */
+	unsigned held_cqes;	    /* io_uring: its completions held until a busy script ended */
 	struct conn *durable_next;  /* worker's list of conns whose replies wait for fsync */
 	bool durable_waiting;
 	bool handed_off;	 /* its socket went to another owner (PSYNC): closed without shutdown() */

@@ -8,6 +8,13 @@
  * bytes stay in the socket; EPOLLHUP/EPOLLERR still come, and a held conn
  * always has output to write, whose failure closes it. An outbound conn
  * is watched for writing until its non-blocking connect completes.
+ *
+ * A script that runs past busy-reply-threshold serves the worker's other
+ * conns from its hook (epoll_serve_others): a non-blocking epoll_wait whose
+ * events are handled as the loop's, but for the script's own conn, the
+ * event fd and connecting conns, which stay ready (level-triggered) for
+ * the loop's next wait. Bytes read then go to a buffer of their own: the
+ * loop's may hold the request the script runs for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,8 +43,9 @@
 
 struct epoll_state {
 	int epfd;
-	struct conn *closed; /* closed this turn, freed by reap() (linked by send_next) */
+	struct conn *closed; /* closed this turn, freed by reap() (linked by close_next) */
 	char buf[EPOLL_READSZ];
+	char busy_buf[EPOLL_READSZ]; /* epoll_serve_others' reads */
 };
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t cookie)
@@ -70,6 +78,11 @@ static void epoll_close_conn(struct worker *w, struct conn *c)
 	c->state = CONN_CLOSING;
 	worker_conn_closing(w, c);
 	epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	/* the peer sees the close now, not when reap() frees the conn (which
+	 * waits for the end of a busy script); a socket handed off lives on in
+	 * its new owner's descriptor */
+	if (!c->handed_off)
+		shutdown(c->fd, SHUT_RDWR);
 	/* Nothing is in flight with epoll, but the conn may still be on this
 	 * turn's pending-send list (which skips closing conns) or be the conn
 	 * whose event is being handled: it is freed by reap(). */
@@ -143,15 +156,15 @@ static void on_listener(struct worker *w, struct epoll_state *e, int idx)
 /* Reads C; once only when it is held (an EPOLLHUP or EPOLLERR, or an
  * EPOLLIN reported before the hold began): the bytes join its query
  * buffer, an EOF closes it. */
-static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c)
+static void on_readable(struct worker *w, struct epoll_state *e, struct conn *c, char *buf)
 {
 	for (int i = 0; i < 16 && c->state == CONN_OPEN && (i == 0 || conn_reading(c)); i++) {
-		ssize_t r = recv(c->fd, e->buf, sizeof(e->buf), 0);
+		ssize_t r = recv(c->fd, buf, EPOLL_READSZ, 0);
 		if (r > 0) {
 			STAT_INC(w->stats, total_reads);
-			if (!worker_input(w, c, e->buf, (size_t)r))
+			if (!worker_input(w, c, buf, (size_t)r))
 				epoll_close_conn(w, c);
-			if ((size_t)r < sizeof(e->buf))
+			if ((size_t)r < EPOLL_READSZ)
 				break;
 			continue;
 		}
@@ -207,32 +220,63 @@ static void reap(struct worker *w, struct epoll_state *e)
 	}
 }
 
+/* One event of the loop's wait (BUF: where reads go). */
+static void on_event(struct worker *w, struct epoll_state *e, const struct epoll_event *ev, char *buf)
+{
+	uint64_t ck = ev->data.u64;
+	if ((ck & EP_TAG_MASK) == EP_LISTENER) {
+		on_listener(w, e, (int)(ck >> 3));
+	} else if (ck == EP_EVENTFD) {
+		worker_woken(w);
+	} else {
+		struct conn *c = (struct conn *)(uintptr_t)ck;
+		if (c->state == CONN_CONNECTING)
+			on_connect(w, e, c);
+		if (c->state != CONN_OPEN)
+			return;
+		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			on_readable(w, e, c, buf);
+		if (c->state == CONN_OPEN && (ev->events & EPOLLOUT))
+			worker_queue_send(w, c);
+	}
+}
+
+static void epoll_serve_others(struct worker *w)
+{
+	struct epoll_state *e = w->bstate;
+	struct epoll_event events[EPOLL_EVENTS];
+	int n = epoll_wait(e->epfd, events, EPOLL_EVENTS, 0);
+	for (int i = 0; i < n; i++) {
+		uint64_t ck = events[i].data.u64;
+		if (ck == EP_EVENTFD)
+			continue; /* worker.h: wake-ups wait for the script's end */
+		if ((ck & EP_TAG_MASK) != EP_LISTENER) {
+			struct conn *c = (struct conn *)(uintptr_t)ck;
+			if (c == w->busy || c->state == CONN_CONNECTING)
+				continue;
+		}
+		on_event(w, e, &events[i], e->busy_buf);
+	}
+	worker_send_queued(w);
+}
+
 static void epoll_run(struct worker *w)
 {
 	struct epoll_state *e = w->bstate;
 	struct epoll_event events[EPOLL_EVENTS];
 	while (!worker_stopping(w)) {
 		int64_t wait_us = worker_turn_end(w);
+		if (w->busy) {
+			worker_busy_over(w);
+			wait_us = 0; /* the paused requests it ran may have queued replies */
+		}
 		reap(w, e);
 		int n = epoll_wait(e->epfd, events, EPOLL_EVENTS, (int)((wait_us + 999) / 1000));
 		w->now_ms = zr_time_ms();
 		for (int i = 0; i < n; i++) {
-			uint64_t ck = events[i].data.u64;
-			if ((ck & EP_TAG_MASK) == EP_LISTENER) {
-				on_listener(w, e, (int)(ck >> 3));
-			} else if (ck == EP_EVENTFD) {
-				worker_woken(w);
-			} else {
-				struct conn *c = (struct conn *)(uintptr_t)ck;
-				if (c->state == CONN_CONNECTING)
-					on_connect(w, e, c);
-				if (c->state != CONN_OPEN)
-					continue;
-				if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-					on_readable(w, e, c);
-				if (c->state == CONN_OPEN && (events[i].events & EPOLLOUT))
-					worker_queue_send(w, c);
-			}
+			on_event(w, e, &events[i], e->buf);
+			if (w->busy)
+				worker_busy_over(w);
 		}
 	}
 	reap(w, e);
@@ -264,5 +308,6 @@ const struct net_backend net_backend_epoll = {
 	.reading = epoll_reading,
 	.connect = epoll_connect,
 	.released = epoll_released,
+	.serve_others = epoll_serve_others,
 	.destroy = epoll_destroy,
 };

@@ -14,7 +14,9 @@
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/net/conn.h"
 #include "zarisd/net/worker.h"
+#include "zarisd/server/client.h"
 
 /* Whether this kernel (and sandbox) lets us set up an io_uring with the
  * operations the backend needs; logs why not. */
@@ -51,6 +53,14 @@ static void wake_worker(void *ctx, unsigned index)
 {
 	struct worker *workers = ctx;
 	worker_wake(&workers[index]);
+}
+
+/* server.h's serve_others: C's worker serves its other clients once. */
+static void serve_others(struct client *c)
+{
+	struct conn *conn = c->conn;
+	if (conn)
+		worker_serve_others(conn->w, conn);
 }
 
 static void free_workers(struct worker *workers, unsigned n)
@@ -174,6 +184,7 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 	srv->wake_ctx = workers;
 	srv->wake = wake_worker;
 	pthread_rwlock_unlock(&srv->wake_lock);
+	srv->serve_others = serve_others;
 
 	/* Signals are taken by this thread alone, synchronously; workers
 	 * inherit the blocked mask (zarisd's main blocked them already,

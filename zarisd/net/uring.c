@@ -40,6 +40,16 @@
  * Close: the recv (or a pending connect) is cancelled by its cookie; the
  * conn is freed once neither a recv, a send nor a connect holds it. A
  * failed recv or send is the error the session's close learns.
+ *
+ * Completions are copied out of the CQ ring into the state's batch, and the
+ * ring advanced, before any is handled: a script that runs past
+ * busy-reply-threshold serves the worker's other conns from its hook
+ * (uring_serve_others), which goes on with the batch and then takes new
+ * completions while the handler of the script's request is still on the
+ * stack. Completions that must wait for the script to end (worker.h:
+ * its conn's, wake-ups, connects, and any after one held for the same
+ * conn) go to the held list, which is handled in order once the script's
+ * handler returned (busy_over); so are conns freed meanwhile.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -58,6 +68,7 @@
 #include "zarisd/net/worker.h"
 
 #define URING_ENTRIES 1024
+#define URING_CQ_ENTRIES (2 * URING_ENTRIES) /* the kernel's default CQ size */
 /* 2 MiB of receive buffers per worker: a buffer is handed back right after
  * its bytes are parsed, so only completions not yet handled hold one. The
  * pool is mmap'd rather than taken from the heap: it is the loop's fixed
@@ -84,6 +95,14 @@ struct uring_state {
 	uint64_t event_value;
 	struct conn
 		*handling; /* conn whose completion is being handled: freed by the handler, not by close */
+	/* the completions taken from the CQ ring, handled from POS on */
+	struct io_uring_cqe *batch;
+	unsigned nbatch, pos;
+	/* completions held while a busy script runs (the file header),
+	 * handled from HELD_POS on once it ended */
+	struct io_uring_cqe *held;
+	unsigned nheld, held_pos, held_cap;
+	struct conn *free_later; /* conns closed while a busy script ran (linked by close_next) */
 };
 
 static inline uint64_t cookie_ptr(void *p, enum uring_tag tag)
@@ -172,6 +191,7 @@ static int uring_init_in_thread(struct worker *w)
 		io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * URING_BUFSZ, URING_BUFSZ,
 				      (unsigned short)i, io_uring_buf_ring_mask(URING_NBUFS), i);
 	io_uring_buf_ring_advance(u->br, URING_NBUFS);
+	u->batch = zr_malloc(sizeof(*u->batch) * URING_CQ_ENTRIES);
 	w->bstate = u;
 	for (int i = 0; i < w->nlisten; i++)
 		arm_accept(u, w, i);
@@ -200,11 +220,22 @@ static int uring_init(struct worker *w)
  * flight, not on the worker's pending-send list. */
 static void maybe_free(struct worker *w, struct conn *c)
 {
-	if (c->state == CONN_CLOSING && !c->recv_armed && !c->send_inflight && !c->send_queued &&
-	    !c->connect_inflight) {
-		worker_unlink(w, c);
-		conn_destroy(c);
+	if (c->state != CONN_CLOSING || c->recv_armed || c->send_inflight || c->send_queued ||
+	    c->connect_inflight)
+		return;
+	if (w->busy) {
+		/* a script runs (or its request's handler has not returned):
+		 * the session's cleanup may need the shard locks it holds */
+		if (!c->free_pending) {
+			struct uring_state *u = w->bstate;
+			c->free_pending = true;
+			c->close_next = u->free_later;
+			u->free_later = c;
+		}
+		return;
 	}
+	worker_unlink(w, c);
+	conn_destroy(c);
 }
 
 static void uring_close_conn(struct worker *w, struct conn *c)
@@ -388,6 +419,101 @@ static void group_add(struct uring_state *u, struct conn_group *g, const struct 
 		       (size_t)cqe->res);
 }
 
+/* Takes every completion the CQ ring has into the batch. */
+static void fetch_cqes(struct uring_state *u)
+{
+	unsigned head, n = 0;
+	struct io_uring_cqe *cqe;
+	io_uring_for_each_cqe(&u->ring, head, cqe) {
+		if (n == URING_CQ_ENTRIES)
+			break;
+		u->batch[n++] = *cqe;
+	}
+	io_uring_cq_advance(&u->ring, n);
+	u->nbatch = n;
+	u->pos = 0;
+}
+
+/* The conn a completion names, or NULL (a listener, the event fd, a cancel). */
+static struct conn *cqe_conn(const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	enum uring_tag tag = (enum uring_tag)(ud & TAG_MASK);
+	if (tag == TAG_RECV || tag == TAG_SEND || tag == TAG_CONNECT)
+		return (struct conn *)(uintptr_t)(ud & ~TAG_MASK);
+	return NULL;
+}
+
+/* While W's busy script runs: whether CQE must wait until it ended. */
+static bool must_wait(const struct worker *w, const struct io_uring_cqe *cqe)
+{
+	enum uring_tag tag = (enum uring_tag)(io_uring_cqe_get_data64(cqe) & TAG_MASK);
+	if (tag == TAG_EVENT || tag == TAG_CONNECT)
+		return true; /* kill and pause requests, mail; outbound conns' sessions */
+	struct conn *c = cqe_conn(cqe);
+	return c && (c == w->busy || c->held_cqes > 0);
+}
+
+static void hold(struct uring_state *u, const struct io_uring_cqe *cqe)
+{
+	if (u->nheld == u->held_cap) {
+		u->held_cap = u->held_cap ? u->held_cap * 2 : 64;
+		u->held = zr_realloc(u->held, sizeof(*u->held) * u->held_cap);
+	}
+	u->held[u->nheld++] = *cqe;
+	struct conn *c = cqe_conn(cqe);
+	if (c)
+		c->held_cqes++;
+}
+
+static void uring_serve_others(struct worker *w)
+{
+	struct uring_state *u = w->bstate;
+	struct conn *handling = u->handling;
+	if (u->pos == u->nbatch) {
+		int rc = io_uring_submit_and_get_events(&u->ring);
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
+			zr_log(ZR_LOG_WARNING, "worker %u: io_uring_submit_and_get_events: %s", w->index,
+			       strerror(-rc));
+		fetch_cqes(u);
+	}
+	while (u->pos < u->nbatch) {
+		struct io_uring_cqe cqe = u->batch[u->pos++];
+		if (must_wait(w, &cqe))
+			hold(u, &cqe);
+		else
+			handle_cqe(w, u, &cqe);
+	}
+	worker_send_queued(w);
+	io_uring_submit(&u->ring);
+	u->handling = handling;
+}
+
+/* The busy script's request returned: the held completions in their
+ * order (one may start another busy script, which holds more), then the
+ * conns whose freeing waited. */
+static void busy_over(struct worker *w, struct uring_state *u)
+{
+	while (w->busy) {
+		worker_busy_over(w);
+		while (!w->busy && u->held_pos < u->nheld) {
+			struct io_uring_cqe cqe = u->held[u->held_pos++];
+			struct conn *c = cqe_conn(&cqe);
+			if (c)
+				c->held_cqes--;
+			handle_cqe(w, u, &cqe);
+		}
+	}
+	u->nheld = u->held_pos = 0;
+	while (u->free_later) {
+		struct conn *c = u->free_later;
+		u->free_later = c->close_next;
+		c->close_next = NULL;
+		c->free_pending = false;
+		maybe_free(w, c);
+	}
+}
+
 static void uring_run(struct worker *w)
 {
 	int rc = uring_init_in_thread(w);
@@ -398,6 +524,10 @@ static void uring_run(struct worker *w)
 	struct uring_state *u = w->bstate;
 	while (!worker_stopping(w)) {
 		int64_t wait_us = worker_turn_end(w);
+		if (w->busy) {
+			busy_over(w, u);
+			wait_us = 0; /* what it handled may have queued replies */
+		}
 		struct __kernel_timespec ts = { .tv_sec = wait_us / 1000000,
 						.tv_nsec = (wait_us % 1000000) * 1000 };
 		struct io_uring_cqe *cqe;
@@ -406,17 +536,19 @@ static void uring_run(struct worker *w)
 			zr_log(ZR_LOG_WARNING, "worker %u: io_uring_submit_and_wait: %s", w->index,
 			       strerror(-rc));
 		w->now_ms = zr_time_ms();
-		unsigned head, n = 0;
+		fetch_cqes(u);
 		struct conn_group group;
 		group.n = 0;
-		io_uring_for_each_cqe(&u->ring, head, cqe)
-			group_add(u, &group, cqe);
+		for (unsigned i = 0; i < u->nbatch; i++)
+			group_add(u, &group, &u->batch[i]);
 		conn_group_prefetch(&group);
-		io_uring_for_each_cqe(&u->ring, head, cqe) {
-			handle_cqe(w, u, cqe);
-			n++;
+		while (u->pos < u->nbatch) {
+			/* a copy: a busy script's hook may take new completions into the batch */
+			struct io_uring_cqe one = u->batch[u->pos++];
+			handle_cqe(w, u, &one);
+			if (w->busy)
+				busy_over(w, u);
 		}
-		io_uring_cq_advance(&u->ring, n);
 	}
 }
 
@@ -428,6 +560,8 @@ static void uring_destroy(struct worker *w)
 	io_uring_queue_exit(&u->ring);
 	munmap(u->br, sizeof(struct io_uring_buf) * URING_NBUFS);
 	munmap(u->bufs, (size_t)URING_NBUFS * URING_BUFSZ);
+	zr_free(u->batch);
+	zr_free(u->held);
 	zr_free(u);
 	w->bstate = NULL;
 }
@@ -448,5 +582,6 @@ const struct net_backend net_backend_uring = {
 	.reading = uring_reading,
 	.connect = uring_connect,
 	.released = uring_released,
+	.serve_others = uring_serve_others,
 	.destroy = uring_destroy,
 };

@@ -571,18 +571,24 @@ static int64_t blocked_timer(struct worker *w)
 	return left_us > 0 ? left_us : 0;
 }
 
-int64_t worker_turn_end(struct worker *w)
+bool worker_send_queued(struct worker *w)
 {
-	STAT_INC(w->stats, loop_iterations);
 	/* a busy shutdown's final save has its image (persist.h): a reply now
 	 * could acknowledge a write that is not in it; the process is ending */
 	if (w->send_head && persist_replies_frozen(w->srv->persist))
-		return 0;
+		return false;
+	/* while a script runs, its own conn is mid-request: it stays queued */
+	struct conn *busy = w->serving_others ? w->busy : NULL;
+	bool busy_queued = false;
 	while (w->send_head) {
 		struct conn *c = w->send_head;
 		w->send_head = c->send_next;
 		c->send_queued = false;
 		c->send_next = NULL;
+		if (c == busy) {
+			busy_queued = true;
+			continue;
+		}
 		if (c->state != CONN_OPEN) {
 			w->backend->released(w, c);
 			continue;
@@ -631,6 +637,16 @@ int64_t worker_turn_end(struct worker *w)
 		else if (c->close_after_send)
 			close_conn(w, c);
 	}
+	if (busy_queued)
+		worker_queue_send(w, busy);
+	return true;
+}
+
+int64_t worker_turn_end(struct worker *w)
+{
+	STAT_INC(w->stats, loop_iterations);
+	if (!worker_send_queued(w))
+		return 0;
 	int64_t now = zr_mono_us();
 	if (now >= w->next_cron_us) {
 		w->now_ms = zr_time_ms();
@@ -642,6 +658,30 @@ int64_t worker_turn_end(struct worker *w)
 		return 0; /* the timer queued sends (a hold given up, a pause over) */
 	int64_t wait_us = w->next_cron_us > now ? w->next_cron_us - now : 0;
 	return blocked_us < wait_us ? blocked_us : wait_us;
+}
+
+void worker_serve_others(struct worker *w, struct conn *busy)
+{
+	if (w->serving_others || !w->backend->serve_others)
+		return;
+	/* the request the shutdown's log names stays the script's */
+	uint64_t running[2] = { atomic_load_explicit(&w->stats->running[0], memory_order_relaxed),
+				atomic_load_explicit(&w->stats->running[1], memory_order_relaxed) };
+	w->busy = busy;
+	w->serving_others = true;
+	w->now_ms = zr_time_ms();
+	w->backend->serve_others(w);
+	w->serving_others = false;
+	atomic_store_explicit(&w->stats->running[1], running[1], memory_order_relaxed);
+	atomic_store_explicit(&w->stats->running[0], running[0], memory_order_relaxed);
+}
+
+void worker_busy_over(struct worker *w)
+{
+	w->busy = NULL;
+	/* a WATCH that waited for the script's shard locks runs now */
+	if (w->npaused)
+		scan_conns(w, false);
 }
 
 bool worker_peer_eof(struct worker *w, struct conn *c)

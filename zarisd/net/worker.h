@@ -45,6 +45,17 @@ struct net_backend {
 	/* C, closing, was just taken off the pending-send list: the worker
 	 * holds no more references to it (the backend may free it now). */
 	void (*released)(struct worker *w, struct conn *c);
+	/* A script on this worker ran past busy-reply-threshold
+	 * (worker_serve_others, w->busy its conn): without waiting, handles
+	 * the events that came for the worker's other conns (new conns, their
+	 * requests, sent replies) and sends their replies
+	 * (worker_send_queued). What must wait for the script to end (w->busy's
+	 * own events, wake-ups, connects, and the events that follow one
+	 * held) is kept in order and handled once the script's request
+	 * returned; so is freeing a conn that closed meanwhile (its session's
+	 * cleanup may need shard locks the script holds). The backend calls
+	 * worker_busy_over() then. */
+	void (*serve_others)(struct worker *w);
 	/* Frees the loop; every conn has been destroyed. */
 	void (*destroy)(struct worker *w);
 };
@@ -79,6 +90,10 @@ struct worker {
 	int64_t next_cron_us;	   /* monotonic deadline of the next timer run */
 	int64_t last_publish_ms;
 	size_t obuf_hard_cached; /* hard output limit (SIZE_MAX = none), read once per feed */
+	/* the conn whose script ran past busy-reply-threshold and served the
+	 * others (worker_serve_others), until worker_busy_over(); NULL */
+	struct conn *busy;
+	bool serving_others; /* inside worker_serve_others */
 };
 
 /* Creates the listeners of worker W (the listener table's rows × bind
@@ -140,6 +155,17 @@ bool worker_peer_eof(struct worker *w, struct conn *c);
  * microseconds until the next timer run or blocked client's deadline,
  * whichever comes first: the backend waits for events no longer. */
 int64_t worker_turn_end(struct worker *w);
+/* Sends every queued reply (the first part of worker_turn_end; while
+ * serving others, all but w->busy's). False when replies are frozen
+ * (a busy shutdown's final save): nothing was sent. */
+bool worker_send_queued(struct worker *w);
+/* Called from the hook of a script that runs past busy-reply-threshold on
+ * conn BUSY of W (server.h's serve_others): W serves its other conns once,
+ * through its backend's serve_others, without waiting. Not re-entered. */
+void worker_serve_others(struct worker *w, struct conn *busy);
+/* The backend is back where the busy script's request started (it
+ * returned): w->busy is cleared and paused requests are retried. */
+void worker_busy_over(struct worker *w);
 /* The event fd was signalled: looks at kill, pause and shutdown requests. */
 void worker_woken(struct worker *w);
 /* C starts closing: the worker drops it from its lists other than the

@@ -603,6 +603,13 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 		       (long long)(mono_ms() - run->start_ms),
 		       run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->sha);
 	}
+	if (run->busy && run->host.serve) {
+		int64_t now = mono_ms();
+		if (now != run->served_ms) {
+			run->served_ms = now;
+			run->host.serve(run->host.ctx);
+		}
+	}
 	bool stopping = run->stop && atomic_load_explicit(run->stop, memory_order_relaxed) && !run->wrote;
 	if (stopping || atomic_load_explicit(&e->kill, memory_order_acquire)) {
 		zr_log(ZR_LOG_WARNING, "Lua script killed by user with SCRIPT KILL.");
@@ -610,6 +617,11 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, kill_hook, LUA_MASKLINE, 0);
 		raise_error(L, "Script killed by user with SCRIPT KILL...");
 	}
+}
+
+bool script_running_here(void)
+{
+	return tl_engine && tl_engine->run;
 }
 
 bool script_any_busy(void)

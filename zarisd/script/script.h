@@ -81,6 +81,13 @@ void script_registry_free(void);
 struct script_host {
 	int (*call)(void *ctx, struct resp_arg *argv, int argc, int resp, const char **reply, size_t *len,
 		    char *err, size_t errsize);
+	/* Optional (NULL: nobody else is served): called from the script's
+	 * hook once it runs past busy-reply-threshold, at most once per
+	 * millisecond, so that the host answers its other clients meanwhile
+	 * (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE), as Redis's event loop does
+	 * between a busy script's steps. A SCRIPT KILL it serves is seen by
+	 * the same hook right after. */
+	void (*serve)(void *ctx);
 	void *ctx;
 };
 
@@ -98,9 +105,10 @@ struct script_run {
 	int64_t busy_ms;	 /* busy-reply-threshold (0: never busy) */
 	const _Atomic int *stop; /* non-zero: the server stops; a script that wrote nothing is ended */
 	/* the engine's, while it runs: */
-	int64_t start_ms; /* CLOCK_MONOTONIC at the start */
-	bool wrote;	  /* a write command ran (script_mark_write): SCRIPT KILL refuses */
-	bool busy;	  /* ran past busy_ms: counted by script_any_busy */
+	int64_t start_ms;  /* CLOCK_MONOTONIC at the start */
+	bool wrote;	   /* a write command ran (script_mark_write): SCRIPT KILL refuses */
+	bool busy;	   /* ran past busy_ms: counted by script_any_busy */
+	int64_t served_ms; /* when host.serve was last called */
 };
 
 /* Finds the compiled function of SHA on this thread, compiling BODY (may
@@ -128,6 +136,10 @@ int script_kill(bool function);
 /* Whether a script has run past busy-reply-threshold (other clients are
  * answered -BUSY). Any thread. */
 bool script_any_busy(void);
+/* Whether this thread is inside a script (its host's serve hook is
+ * running the thread's other clients: they must not wait for the shard
+ * locks the script holds). */
+bool script_running_here(void);
 /* Whether every script past busy-reply-threshold is a function (the BUSY
  * text names FUNCTION KILL then). Any thread. */
 bool script_busy_is_function(void);

@@ -68,6 +68,10 @@ struct server {
 	 * worker 0's timer only. */
 	void (*cron_sample)(struct server *srv);
 
+	/* Serves, once, the other clients of C's worker while C runs a script
+	 * past busy-reply-threshold (worker.h, worker_serve_others); set by
+	 * the network layer (NULL in unit tests). C's thread. */
+	void (*serve_others)(struct client *c);
 	/* Wakes worker W's event loop so it looks at shutdown / kill / pause
 	 * requests; set by the network layer, callable from any thread. */
 	void (*wake)(void *ctx, unsigned worker);
