@@ -1,4 +1,4 @@
-/* Functions (script/function.c) below the commands: CRC-64/Jones's check
+/* Functions (script/function.c, function_payload.c) below the commands: CRC-64/Jones's check
  * value; the RDB string reader on every form (plain, the three integer
  * encodings, LZF with literal runs and short and long back references,
  * overlapping copies) and on damaged ones (cut short, a reference before
@@ -15,6 +15,7 @@
 #include "zarisd/core/crc64.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/script/function.c"
+#include "zarisd/script/function_payload.c"
 
 static const char LIB[] = "#!lua name=ulib\nredis.register_function('uf', function() return 1 end)";
 static const char LIB2[] = "#!lua name=ulib2\nredis.register_function('ug', function() return 2 end)";

@@ -148,15 +148,20 @@ static void section_memory(struct textbuf *t, struct client *c)
 	size_t used = zr_mem_used(), rss = zr_mem_rss(), peak = zr_mem_peak();
 	uint64_t nscripts, script_bytes;
 	script_registry_stats(&nscripts, &script_bytes); /* script/script.h */
-	uint64_t nlibs, nfns;
+	uint64_t nlibs, nfns, vm_eval, vm_fns;
 	function_counts(&nlibs, &nfns);
+	script_vm_memory(&vm_eval, &vm_fns);
+	uint64_t fn_bytes = function_memory();
 	if (peak < used)
 		peak = used;
 	long long maxmem = atomic_load_explicit(&cfg->maxmemory, memory_order_relaxed);
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
 	unsigned long long sysmem =
 		pages > 0 && pagesize > 0 ? (unsigned long long)pages * (unsigned long long)pagesize : 0;
-	char used_h[32], rss_h[32], peak_h[32], sys_h[32], max_h[32];
+	char used_h[32], rss_h[32], peak_h[32], sys_h[32], max_h[32], lua_h[32], vm_h[32], scripts_h[32];
+	bytes_human(lua_h, sizeof(lua_h), vm_eval);
+	bytes_human(vm_h, sizeof(vm_h), vm_eval + vm_fns);
+	bytes_human(scripts_h, sizeof(scripts_h), script_bytes + fn_bytes);
 	bytes_human(used_h, sizeof(used_h), used);
 	bytes_human(rss_h, sizeof(rss_h), rss);
 	bytes_human(peak_h, sizeof(peak_h), peak);
@@ -173,6 +178,19 @@ static void section_memory(struct textbuf *t, struct client *c)
 		"used_memory_peak_perc:%.2f%%\r\n"
 		"total_system_memory:%llu\r\n"
 		"total_system_memory_human:%s\r\n"
+		"used_memory_lua:%llu\r\n"
+		"used_memory_vm_eval:%llu\r\n"
+		"used_memory_lua_human:%s\r\n"
+		"used_memory_scripts_eval:%llu\r\n"
+		"number_of_cached_scripts:%llu\r\n"
+		"number_of_functions:%llu\r\n"
+		"number_of_libraries:%llu\r\n"
+		"used_memory_vm_functions:%llu\r\n"
+		"used_memory_vm_total:%llu\r\n"
+		"used_memory_vm_total_human:%s\r\n"
+		"used_memory_functions:%llu\r\n"
+		"used_memory_scripts:%llu\r\n"
+		"used_memory_scripts_human:%s\r\n"
 		"maxmemory:%lld\r\n"
 		"maxmemory_human:%s\r\n"
 		"maxmemory_policy:%s\r\n"
@@ -182,17 +200,17 @@ static void section_memory(struct textbuf *t, struct client *c)
 		"mem_replication_backlog:0\r\n"
 		"mem_total_replication_buffers:0\r\n"
 		"mem_clients_slaves:0\r\n"
-		"number_of_cached_scripts:%llu\r\n"
-		"number_of_functions:%llu\r\n"
-		"number_of_libraries:%llu\r\n"
 		"mem_allocator:%s\r\n"
 		"lazyfree_pending_objects:0\r\n"
 		"lazyfreed_objects:0\r\n",
 		used, used_h, rss, rss_h, peak, peak_h, peak ? 100.0 * (double)used / (double)peak : 0.0,
-		sysmem, sys_h, maxmem, max_h,
+		sysmem, sys_h, (unsigned long long)vm_eval, (unsigned long long)vm_eval, lua_h,
+		(unsigned long long)script_bytes, (unsigned long long)nscripts, (unsigned long long)nfns,
+		(unsigned long long)nlibs, (unsigned long long)vm_fns, (unsigned long long)(vm_eval + vm_fns),
+		vm_h, (unsigned long long)fn_bytes, (unsigned long long)(script_bytes + fn_bytes), scripts_h,
+		maxmem, max_h,
 		store_evict_policy_name(atomic_load_explicit(&cfg->maxmemory_policy, memory_order_relaxed)),
 		used ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-		(unsigned long long)nscripts, (unsigned long long)nfns, (unsigned long long)nlibs,
 		zr_mem_allocator());
 }
 

@@ -30,6 +30,7 @@
 #include "zarisd/net/native_session.h"
 #include "zarisd/net/resp_session.h"
 #include "zarisd/persist/persist.h"
+#include "zarisd/script/script.h"
 #include "zarisd/store/store.h"
 
 /* The listener table: each row a kind of listener, the port it takes
@@ -539,6 +540,7 @@ static void worker_cron(struct worker *w)
 	STAT_ADD(w->stats, expire_cycle_us, zr_mono_us() - t0);
 	scan_conns(w, true);
 	fail_unreplicated(w);
+	script_thread_tick();
 	w->next_cron_us = t0 + period_us;
 }
 

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,6 +49,12 @@ static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 #define MAX_RUNNING 256
 static pthread_mutex_t kill_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct engine *running[MAX_RUNNING];
+
+/* Every thread's engines, for INFO's sums (script_vm_memory). A leaf lock. */
+static struct {
+	pthread_mutex_t mu;
+	struct engine *head;
+} engines = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* --- helpers ---------------------------------------------------------------- */
 
@@ -763,10 +770,41 @@ static void register_redis_api(lua_State *L)
 	lua_setglobal(L, "redis");
 }
 
+/* The state's allocator (lua_Alloc, as lauxlib's) counting E's bytes.
+ * Lua 5.1 passes OSIZE 0 with a NULL PTR. Not through zr_malloc: as in
+ * Redis, a script engine's memory is not in used_memory (maxmemory does
+ * not evict keys for it); INFO shows it apart. */
+static void *engine_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct engine *e = ud;
+	size_t held = atomic_load_explicit(&e->vm_bytes, memory_order_relaxed);
+	if (nsize == 0) {
+		free(ptr);
+		atomic_store_explicit(&e->vm_bytes, held - osize, memory_order_relaxed);
+		return NULL;
+	}
+	void *p = realloc(ptr, nsize);
+	if (p)
+		atomic_store_explicit(&e->vm_bytes, held - osize + nsize, memory_order_relaxed);
+	return p;
+}
+
+/* An error outside any pcall: Lua exits the process after this returns. */
+static int engine_panic(lua_State *L)
+{
+	zr_log(ZR_LOG_WARNING, "Lua: unprotected error in call to Lua API (%s)", lua_tostring(L, -1));
+	return 0;
+}
+
 /* Builds the state and its sandbox (see the file header). */
 static void engine_open(struct engine *e, uint64_t gen)
 {
-	lua_State *L = luaL_newstate();
+	lua_State *L = lua_newstate(engine_alloc, e);
+	if (!L) { /* as zr_malloc's: no recovery from an internal allocation */
+		zr_log(ZR_LOG_WARNING, "Lua: out of memory making a state");
+		abort();
+	}
+	lua_atpanic(L, engine_panic);
 	e->L = L;
 	e->generation = gen;
 	open_lib(L, "", luaopen_base);
@@ -893,6 +931,13 @@ static void engine_destroy(void *p)
 	struct engine *e = p;
 	if (!e)
 		return;
+	pthread_mutex_lock(&engines.mu);
+	for (struct engine **q = &engines.head; *q; q = &(*q)->next_engine)
+		if (*q == e) {
+			*q = e->next_engine;
+			break;
+		}
+	pthread_mutex_unlock(&engines.mu);
 	engine_close(e);
 	zr_free(e->argbuf);
 	zr_free(e->argv);
@@ -914,6 +959,10 @@ struct engine *script_engine_get(bool function, uint64_t gen)
 		e->function = function;
 		tl_kinds[function] = e;
 		pthread_setspecific(engine_keys[function], e);
+		pthread_mutex_lock(&engines.mu);
+		e->next_engine = engines.head;
+		engines.head = e;
+		pthread_mutex_unlock(&engines.mu);
 	}
 	if (e->L && e->generation != gen)
 		engine_close(e); /* SCRIPT FLUSH, a library changed: a fresh state, as Redis's reset */
@@ -926,6 +975,28 @@ struct engine *script_engine_get(bool function, uint64_t gen)
 static struct engine *engine_get(void)
 {
 	return script_engine_get(false, script_registry_generation());
+}
+
+void script_vm_memory(uint64_t *eval, uint64_t *functions)
+{
+	*eval = *functions = 0;
+	pthread_mutex_lock(&engines.mu);
+	for (struct engine *e = engines.head; e; e = e->next_engine)
+		*(e->function ? functions : eval) +=
+			atomic_load_explicit(&e->vm_bytes, memory_order_relaxed);
+	pthread_mutex_unlock(&engines.mu);
+}
+
+void script_thread_tick(void)
+{
+	for (int k = 0; k < 2; k++) {
+		struct engine *e = tl_kinds[k];
+		uint64_t gen = k ? function_registry_generation() : script_registry_generation();
+		if (e && e->L && !e->run && e->generation != gen) {
+			engine_close(e);
+			atomic_store_explicit(&e->vm_bytes, 0, memory_order_relaxed);
+		}
+	}
 }
 
 void script_thread_exit(void)

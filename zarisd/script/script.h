@@ -153,6 +153,18 @@ bool script_reply_busy_function(struct obuf *out);
 void script_count_all_locked(void);
 uint64_t script_all_locked_runs(void);
 
+/* INFO memory's used_memory_vm_eval / used_memory_vm_functions: the
+ * bytes the Lua states of every thread hold, the EVAL engines' into
+ * *EVAL and the FUNCTION engines' into *FUNCTIONS (a thread's state is
+ * made at its first script, so 0 before any). Any thread. */
+void script_vm_memory(uint64_t *eval, uint64_t *functions);
+
+/* Closes this thread's Lua states that SCRIPT FLUSH or a change of the
+ * functions made stale, freeing their memory now (as Redis's flush does)
+ * rather than at the thread's next script, which makes them again; not
+ * while a script runs here. A worker's timer calls it. */
+void script_thread_tick(void);
+
 /* Frees this thread's engine (also done when the thread exits). */
 void script_thread_exit(void);
 
@@ -185,6 +197,9 @@ void function_flush(void);
 void function_reply_list(struct obuf *out, const char *pattern, size_t plen, bool withcode);
 /* Libraries and functions registered (FUNCTION STATS, INFO). */
 void function_counts(uint64_t *libraries, uint64_t *functions);
+/* INFO's used_memory_functions: the bytes the registry's libraries hold
+ * (their code, names, descriptions and records). */
+uint64_t function_memory(void);
 /* FUNCTION DUMP: Redis 7.0's payload (an RDB_OPCODE_FUNCTION2 record per
  * library, the RDB version, the CRC64), a heap buffer the caller frees. */
 char *function_dump(size_t *len);

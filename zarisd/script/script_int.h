@@ -40,6 +40,11 @@ struct engine {
 	int argv_cap;
 	_Atomic bool kill;  /* SCRIPT KILL asked for it */
 	_Atomic bool dirty; /* the running script wrote (SCRIPT KILL reads it) */
+	/* the bytes its Lua state holds: stored by its own thread only
+	 * (relaxed: no shared read-modify-write per allocation), read by
+	 * INFO through the engine list (script_vm_memory) */
+	_Atomic size_t vm_bytes;
+	struct engine *next_engine; /* the engine list, under its mutex */
 };
 
 /* The registry's generation: moves on every SCRIPT FLUSH (registry.c). */
@@ -79,6 +84,14 @@ int script_nonexistent_global(struct lua_State *L);
 /* The FUNCTION engine's own parts of a new state (function.c): the load
  * environment, redis.register_function. */
 void function_engine_init(struct engine *e);
+
+/* Walks a FUNCTION DUMP payload (function_payload.c): checks its RDB
+ * version and CRC64, then calls FN with each library's code, in order,
+ * stopping at FN's first negative return, which it returns. A malformed
+ * payload: -EINVAL with Redis's error text in ERR. */
+typedef int (*function_payload_fn)(void *ctx, const char *code, size_t len, char *err, size_t errsize);
+int function_payload_each(const char *payload, size_t len, function_payload_fn fn, void *ctx, char *err,
+			  size_t errsize);
 
 /* The flags' names, as a shebang (registry.c) and register_function
  * (function.c) take them, in Redis's order. */
