@@ -713,8 +713,7 @@ uint64_t function_memory(void)
 	uint64_t bytes = 0;
 	pthread_mutex_lock(&freg.mu);
 	for (const struct fn_lib *l = freg.ctx.head; l; l = l->next) {
-		bytes += sizeof(*l) + strlen(l->name) + 1 + l->len + 1 +
-			 sizeof(*l->fns) * (uint64_t)l->nfns;
+		bytes += sizeof(*l) + strlen(l->name) + 1 + l->len + 1 + sizeof(*l->fns) * (uint64_t)l->nfns;
 		for (int i = 0; i < l->nfns; i++)
 			bytes += strlen(l->fns[i].name) + 1 +
 				 (l->fns[i].desc ? strlen(l->fns[i].desc) + 1 : 0);

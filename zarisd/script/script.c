@@ -982,8 +982,7 @@ void script_vm_memory(uint64_t *eval, uint64_t *functions)
 	*eval = *functions = 0;
 	pthread_mutex_lock(&engines.mu);
 	for (struct engine *e = engines.head; e; e = e->next_engine)
-		*(e->function ? functions : eval) +=
-			atomic_load_explicit(&e->vm_bytes, memory_order_relaxed);
+		*(e->function ? functions : eval) += atomic_load_explicit(&e->vm_bytes, memory_order_relaxed);
 	pthread_mutex_unlock(&engines.mu);
 }
 
