@@ -70,19 +70,6 @@ def start_busy(srv, script, nkeys, *keys, mates=0, prelude=None):
     return runner, other, pool, mates, False
 
 
-def same_worker_client(srv, other):
-    """A new connection on OTHER's worker (any one on redis-server)."""
-    w = worker_of(other)
-    if w is None:
-        return srv.client()
-    for _ in range(64):
-        c = srv.client()
-        if worker_of(c) == w:
-            return c
-        c.close()
-    raise RuntimeError("no connection landed on worker %d" % w)
-
-
 def while_busy(pool):
     """WHILE_BUSY's replies, each command on its own connection of POOL."""
     out = []

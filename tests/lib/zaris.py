@@ -42,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "clients_per_worker",
+    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "same_worker_client", "clients_per_worker",
     "connect_on_worker", "stop_process", "run_until_exit", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
@@ -976,6 +976,19 @@ def client_on_other_worker(srv, cl, attempts=64):
         for s in spare:
             s.close()
     raise RuntimeError("%d connections, all on worker %d" % (attempts, w0))
+
+
+def same_worker_client(srv, other):
+    """A new connection on OTHER's worker (any one on redis-server)."""
+    w = worker_of(other)
+    if w is None:
+        return srv.client()
+    for _ in range(64):
+        c = srv.client()
+        if worker_of(c) == w:
+            return c
+        c.close()
+    raise RuntimeError("no connection landed on worker %d" % w)
 
 
 def start_on_data(d, read, appendonly="yes"):

@@ -315,10 +315,15 @@ void cmd_exec(struct client *c)
 	struct store *s = c->srv->store;
 	unsigned *shards = NULL;
 	int nshards = 0;
-	bool all = m->wholedb && store_lock_all(s);
-	if (!all) {
+	bool all = m->wholedb;
+	if (!all)
 		nshards = exec_shards(c, &shards);
-		store_lock_set(s, shards, nshards);
+	if (!dispatch_lock_shards(c, shards, nshards, all)) {
+		/* a busy script holds one: EXECABORT ... BUSY, as EXEC gets
+		 * from admission once the script is busy (Redis's) */
+		zr_free(shards);
+		dispatch_refuse_busy(c, c->cmd);
+		return;
 	}
 	if (watched_changed(c)) {
 		reply_null_array(&c->out);

@@ -531,6 +531,43 @@ static bool busy_allowed(const struct command *cmd)
 	return false;
 }
 
+/* -BUSY for CMD while a script is busy (Redis's processCommand). */
+void dispatch_refuse_busy(struct client *c, const struct command *cmd)
+{
+	const char *why = script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT;
+	if ((cmd->flags & CMD_EXEC) && c->multi) {
+		/* Redis's rejectCommand of EXEC: execCommandAbort */
+		reply_errorf(&c->out, "EXECABORT Transaction discarded because of: %s", why);
+		multi_client_free(c);
+	} else {
+		reply_error(&c->out, why);
+	}
+	reject(c, &c->stats->cmd[cmd->id]);
+}
+
+/* store_lock_*_unless's question while a shard lock is waited for: has a
+ * script gone past busy-reply-threshold? It may be the holder, for as long
+ * as it runs, and this worker must answer its clients -BUSY meanwhile as
+ * Redis does, not wait it out. (A script's own commands and the clients
+ * its hook serves never wait here: refused or paused before their locks.) */
+static bool busy_gives_up(void *arg)
+{
+	(void)arg;
+	return script_any_busy();
+}
+
+bool dispatch_lock_shards(struct client *c, const unsigned *shards, int nshards, bool all)
+{
+	struct store *st = c->srv->store;
+	if (all && !store_lock_all_unless(st, busy_gives_up, NULL))
+		return false;
+	bool got = nshards == 1 ? store_lock_unless(st, shards[0], busy_gives_up, NULL)
+				: store_lock_set_unless(st, shards, nshards, busy_gives_up, NULL);
+	if (!got && all)
+		store_unlock_all(st);
+	return got;
+}
+
 /* The gates of a command before its locks (resolve, protected, auth,
  * cluster slot, pub/sub context, busy script, MULTI queueing, pause,
  * replicas, lease, OOM, disk): the row to run, with *T0 the clock its
@@ -582,13 +619,14 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 	 * this one, whose script hook serves its other clients (script.h) */
 	if (__builtin_expect(script_any_busy(), 0)) {
 		if (!busy_allowed(cmd)) {
-			reply_error(&c->out, script_busy_is_function() ? ERR_BUSY_FUNCTION : ERR_BUSY_SCRIPT);
-			reject(c, &c->stats->cmd[cmd->id]);
+			dispatch_refuse_busy(c, cmd);
 			return NULL;
 		}
 		/* WATCH reads its keys under their shard locks, which the
 		 * script on this thread may hold: it waits, as a paused
-		 * request, until the script has ended */
+		 * request, until the script has ended (on another worker it
+		 * tries them, and waits the same way if the script holds one:
+		 * run_command) */
 		if ((cmd->first_key > 0 || cmd->keynum_index > 0) && script_running_here()) {
 			*paused = true;
 			return NULL;
@@ -627,12 +665,6 @@ static enum dispatch_result run_command(struct client *c)
 	const struct command *cmd = admit(c, &t0, &paused);
 	if (!cmd)
 		return paused ? DISPATCH_PAUSED : DISPATCH_DONE;
-	/* CLIENT REPLY SKIP mutes exactly the command after it. */
-	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
-		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
-		c->flags |= CLIENT_REPLY_SKIP;
-	}
-	c->out.muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
 
 	unsigned stack[DISPATCH_STACK_SHARDS];
 	unsigned *shards;
@@ -642,12 +674,23 @@ static enum dispatch_result run_command(struct client *c)
 	 * could land in a shard it had done while its record went to the
 	 * stream before the whole-keyspace one, and a replay (the log, a
 	 * replica) would put it on the other side */
-	bool all = (cmd->flags & (CMD_WHOLEDB | CMD_WRITE)) == (CMD_WHOLEDB | CMD_WRITE) &&
-		   store_lock_all(srv->store);
-	if (nshards == 1)
-		store_lock(srv->store, shards[0]);
-	else if (nshards)
-		store_lock_set(srv->store, shards, nshards);
+	bool all = (cmd->flags & (CMD_WHOLEDB | CMD_WRITE)) == (CMD_WHOLEDB | CMD_WRITE);
+	if ((all || nshards) && !dispatch_lock_shards(c, shards, nshards, all)) {
+		/* a busy script holds one: refused as admit would now, or
+		 * (WATCH) paused and tried again at the worker's next tick */
+		if (shards && shards != stack)
+			zr_free(shards);
+		if (busy_allowed(cmd))
+			return DISPATCH_PAUSED;
+		dispatch_refuse_busy(c, cmd);
+		return DISPATCH_DONE;
+	}
+	/* CLIENT REPLY SKIP mutes exactly the command after it. */
+	if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+		c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+		c->flags |= CLIENT_REPLY_SKIP;
+	}
+	c->out.muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
 	call_from(c, cmd, t0);
 	if (nshards == 1)
 		store_unlock(srv->store, shards[0]);

@@ -86,6 +86,17 @@ void dispatch_client_free(struct client *c);
  * pushed to). Only for rows whose keys are in one shard and that are
  * not whole-keyspace writes; never inside MULTI. */
 const struct command *dispatch_admit(struct client *c, int64_t *t0, bool *paused);
+/* The shard locks of a command (sorted SHARDS, and with ALL every one
+ * first, for a whole-keyspace write), given up when a script goes past
+ * busy-reply-threshold while one is waited for (the script may hold it
+ * for as long as it runs): false then, nothing held, and the caller
+ * answers with dispatch_refuse_busy (or, WATCH, pauses). Released with
+ * store_unlock / store_unlock_set, and store_unlock_all when ALL. */
+bool dispatch_lock_shards(struct client *c, const unsigned *shards, int nshards, bool all);
+/* -BUSY (the script's or the function's text) for CMD, counted as a
+ * rejected call; inside MULTI it dooms the transaction, and EXEC itself
+ * discards it with EXECABORT (as Redis). */
+void dispatch_refuse_busy(struct client *c, const struct command *cmd);
 void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0);
 void dispatch_batch_end(struct client *c);
 

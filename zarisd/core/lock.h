@@ -30,6 +30,7 @@ static inline void zr_lock_init(struct zr_lock *l)
 /* The contended paths (lock.c). */
 void zr_lock_wait(struct zr_lock *l);
 void zr_lock_wake(struct zr_lock *l);
+bool zr_lock_wait_unless(struct zr_lock *l, bool (*give_up)(void *), void *arg);
 
 /* Takes L, sleeping while another thread holds it. */
 static inline void zr_lock(struct zr_lock *l)
@@ -38,6 +39,20 @@ static inline void zr_lock(struct zr_lock *l)
 	if (!atomic_compare_exchange_strong_explicit(&l->word, &expect, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		zr_lock_wait(l);
+}
+
+/* Takes L as zr_lock does, unless GIVE_UP(ARG) says true while it waits:
+ * asked before the first sleep and then about every millisecond (a
+ * sleep is cut short at each unlock too). False then, without L. For
+ * a waiter that must not wait out a holder that can hold it for seconds
+ * (a busy script's shard, in the dispatcher). */
+static inline bool zr_lock_unless(struct zr_lock *l, bool (*give_up)(void *), void *arg)
+{
+	uint32_t expect = 0;
+	if (atomic_compare_exchange_strong_explicit(&l->word, &expect, 1, memory_order_acquire,
+						    memory_order_relaxed))
+		return true;
+	return zr_lock_wait_unless(l, give_up, arg);
 }
 
 /* Takes L only if it is free now; true when taken. */

@@ -266,6 +266,37 @@ void store_unlock_set(struct store *s, const unsigned *shards, int n)
 		store_unlock(s, shards[i]);
 }
 
+bool store_lock_unless(struct store *s, unsigned shard, store_give_up_fn give_up, void *arg)
+{
+	return store_all_locked || zr_lock_unless(&store_shard(s, shard)->lock, give_up, arg);
+}
+
+bool store_lock_set_unless(struct store *s, const unsigned *shards, int n, store_give_up_fn give_up,
+			   void *arg)
+{
+	for (int i = 0; i < n; i++) {
+		assert(i == 0 || shards[i - 1] < shards[i]);
+		if (!store_lock_unless(s, shards[i], give_up, arg)) {
+			store_unlock_set(s, shards, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool store_lock_all_unless(struct store *s, store_give_up_fn give_up, void *arg)
+{
+	for (unsigned i = 0; i < s->nshards; i++) {
+		if (!zr_lock_unless(&store_shard(s, i)->lock, give_up, arg)) {
+			while (i-- > 0)
+				zr_unlock(&store_shard(s, i)->lock);
+			return false;
+		}
+	}
+	store_all_locked = true;
+	return true;
+}
+
 /* --- settings and counters --------------------------------------------------- */
 
 void store_tick(struct store *s, int64_t now_ms)

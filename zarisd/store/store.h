@@ -153,6 +153,16 @@ int store_shards_normalize(unsigned *shards, int n);
 /* Locks / unlocks a normalized shard set (ascending order). */
 void store_lock_set(struct store *s, const unsigned *shards, int n);
 void store_unlock_set(struct store *s, const unsigned *shards, int n);
+/* store_lock / store_lock_set / store_lock_all for a waiter that may give
+ * up (core/lock.h's zr_lock_unless): while a lock another thread holds
+ * is waited for, GIVE_UP(ARG) is asked about every millisecond; when it
+ * says true, the locks this call took are released and it returns false.
+ * The dispatcher's, so that a worker does not wait out a busy script. */
+typedef bool (*store_give_up_fn)(void *arg);
+bool store_lock_unless(struct store *s, unsigned shard, store_give_up_fn give_up, void *arg);
+bool store_lock_set_unless(struct store *s, const unsigned *shards, int n, store_give_up_fn give_up,
+			   void *arg);
+bool store_lock_all_unless(struct store *s, store_give_up_fn give_up, void *arg);
 
 /* --- entries (pointers valid only under the entry's shard lock) ------------- */
 
