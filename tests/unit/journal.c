@@ -80,6 +80,40 @@ static void tail_tests(void)
 	unsigned char bad[256];
 	memcpy(bad, pl, plen);
 	ok(!jr_parse_cmd(bad, plen - 1, &rc), "a tail field cut short: refused");
+	rc.dest = 99;
+	ok(jr_parse_cmd(pl, plen, &rc) && rc.dest == 0, "no destination field: for both");
+
+	/* JR_TAIL_DEST (redis.set_repl): parsed into dest, after other fields */
+	unsigned dests[2] = { JR_DEST_LOG, JR_DEST_REPLICAS };
+	for (int i = 0; i < 2; i++) {
+		b.len = 0;
+		off = jr_cmd_begin(&b, 5, 1, 0, 0, 1);
+		jr_cmd_argv(&b, 2, argv, lens);
+		jr_cmd_versions_begin(&b, 0);
+		jr_tail_put(&b, 90000, "x", 1);
+		jr_tail_put_dest(&b, dests[i]);
+		jr_frame_end(&b, off);
+		ok(jr_parse_cmd(b.p + off + JR_FRAME_HEADER, b.len - off - JR_FRAME_HEADER, &rc) &&
+			   rc.dest == dests[i],
+		   i ? "destination: replicas only" : "destination: the log only");
+	}
+	/* a value this build does not know reads as for both; a bad varint is malformed */
+	b.len = 0;
+	off = jr_cmd_begin(&b, 5, 1, 0, 0, 1);
+	jr_cmd_argv(&b, 2, argv, lens);
+	jr_cmd_versions_begin(&b, 0);
+	jr_tail_put(&b, JR_TAIL_DEST, "\x07", 1);
+	jr_frame_end(&b, off);
+	ok(jr_parse_cmd(b.p + off + JR_FRAME_HEADER, b.len - off - JR_FRAME_HEADER, &rc) && rc.dest == 0,
+	   "an unknown destination: for both");
+	b.len = 0;
+	off = jr_cmd_begin(&b, 5, 1, 0, 0, 1);
+	jr_cmd_argv(&b, 2, argv, lens);
+	jr_cmd_versions_begin(&b, 0);
+	jr_tail_put(&b, JR_TAIL_DEST, "\x80", 1);
+	jr_frame_end(&b, off);
+	ok(!jr_parse_cmd(b.p + off + JR_FRAME_HEADER, b.len - off - JR_FRAME_HEADER, &rc),
+	   "a destination cut short: refused");
 
 	/* a commit and snapshot entries with tails */
 	b.len = 0;
@@ -165,7 +199,7 @@ static void tail_tests(void)
 
 int main(void)
 {
-	plan(43);
+	plan(48);
 	tail_tests();
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");

@@ -225,6 +225,27 @@ static int call_allowed(struct eval_ctx *x, const struct command *cmd, struct re
 	return keys_ok(x, cmd, argv, argc, err, errsize);
 }
 
+#define JOURNAL_FLAGS (CLIENT_NO_JOURNAL | CLIENT_JOURNAL_LOG_ONLY | CLIENT_JOURNAL_REPLICAS_ONLY)
+
+/* The script client's journal flags for a command under redis.set_repl's
+ * REPL (enum script_repl), for a script its caller runs with
+ * CALLER_FLAGS (a native-rf1 caller journals nothing at all). */
+static unsigned journal_flags(int repl, unsigned caller_flags)
+{
+	if (caller_flags & CLIENT_NO_JOURNAL)
+		return CLIENT_NO_JOURNAL;
+	switch (repl) {
+	case SCRIPT_REPL_NONE:
+		return CLIENT_NO_JOURNAL;
+	case SCRIPT_REPL_AOF:
+		return CLIENT_JOURNAL_LOG_ONLY;
+	case SCRIPT_REPL_REPLICA:
+		return CLIENT_JOURNAL_REPLICAS_ONLY;
+	default:
+		return 0;
+	}
+}
+
 /* redis.call: Redis's scriptCall checks, then the command on the script
  * client; its reply's bytes are handed back whole. A refusal is counted
  * as Redis's scriptCall does (an error reply, the command's
@@ -251,6 +272,7 @@ static int host_call(void *ctx, struct resp_arg *argv, int argc, int resp, const
 
 	struct script_client *s = script_client(c);
 	struct client *sc = &s->c;
+	sc->flags = (sc->flags & ~JOURNAL_FLAGS) | journal_flags(x->run.repl, c->flags);
 	sc->stats = c->stats;
 	sc->argv = argv;
 	sc->argc = argc;
@@ -477,7 +499,7 @@ static void run_generic(struct client *c, const char *name, uint32_t flags, bool
 		run_all_locked(&x);
 	} else
 		execute(&x, &c->out);
-	s->c.flags &= ~CLIENT_IN_EXEC;
+	s->c.flags &= ~(CLIENT_IN_EXEC | JOURNAL_FLAGS);
 	if (held && held != stack)
 		zr_free(held);
 }

@@ -345,6 +345,9 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 	long odb = other_db(c, cmd);
 	if (__builtin_expect(odb >= 0, 0))
 		encode_db_versions(c, keys_again, odb);
+	if (__builtin_expect(c->flags & (CLIENT_JOURNAL_LOG_ONLY | CLIENT_JOURNAL_REPLICAS_ONLY), 0))
+		jr_tail_put_dest(&tl_rec,
+				 (c->flags & CLIENT_JOURNAL_LOG_ONLY) ? JR_DEST_LOG : JR_DEST_REPLICAS);
 	/* no jr_frame_end: the stream numbers the frame and then fills in
 	 * its length and checksum, once */
 	seq = stream_append(s, &tl_rec, txn, &held);

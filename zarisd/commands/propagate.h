@@ -5,7 +5,10 @@
  * flagged CMD_RANDOM_EFFECT (SPOP) its effect, the commands that rebuild
  * the key; it carries the version each named key has afterwards, so a
  * replay restores them. The commands EXEC runs are records of one
- * transaction, closed by a JR_COMMIT when EXEC ends.
+ * transaction, closed by a JR_COMMIT when EXEC ends. A script's writes
+ * after redis.set_repl are tagged for the log or the replicas only
+ * (CLIENT_JOURNAL_*_ONLY, JR_TAIL_DEST) or make no record (REPL_NONE:
+ * CLIENT_NO_JOURNAL).
  *
  * Threads: the dispatcher's, with the command's shard locks (and, for a
  * whole-keyspace write, persist's gate) still held, so the records of one

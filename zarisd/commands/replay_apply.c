@@ -44,6 +44,7 @@ struct replay_applier {
 	size_t capshards;
 	replay_applied_fn applied;
 	void *applied_ctx;
+	unsigned skip_dest; /* the JR_DEST_* records this applier passes over */
 };
 
 void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, void *ctx)
@@ -68,9 +69,10 @@ static void replayed_error(struct obuf *o, const char *code, size_t len, bool co
 	       (int)len, code, c->cmd ? c->cmd->name : "<unknown>");
 }
 
-struct replay_applier *replay_applier_new(struct server *srv)
+struct replay_applier *replay_applier_new(struct server *srv, bool link)
 {
 	struct replay_applier *ra = zr_calloc(1, sizeof(*ra));
+	ra->skip_dest = link ? JR_DEST_LOG : JR_DEST_REPLICAS;
 	dispatch_client_init(&ra->c, srv, 0, &ra->ws);
 	ra->c.out.on_error = replayed_error;
 	ra->c.flags |= CLIENT_AUTHENTICATED | CLIENT_REPLAY;
@@ -259,6 +261,8 @@ int replay_record_shard(void *arg, const struct jr_cmd *rec)
 	size_t n;
 	bool wholedb;
 	int shard = -1;
+	if (rec->dest && rec->dest == ra->skip_dest)
+		return -1;
 	if (prepare(ra, rec, &n, &wholedb, err, sizeof(err)) == 0 && !wholedb &&
 	    store_shards_normalize(ra->shards, (int)n) == 1)
 		shard = (int)ra->shards[0];
@@ -271,6 +275,13 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	struct replay_applier *ra = arg;
 	struct client *c = &ra->c;
 	struct store *s = c->srv->store;
+	if (__builtin_expect(rec->dest != 0, 0) && rec->dest == ra->skip_dest) {
+		/* not for this kind of consumer (redis.set_repl): nothing runs,
+		 * and a replica's stream still keeps it in its place */
+		if (ra->applied)
+			ra->applied(ra->applied_ctx, rec);
+		return 0;
+	}
 	size_t n;
 	bool wholedb;
 	int r = prepare(ra, rec, &n, &wholedb, err, errlen);
@@ -391,7 +402,12 @@ static void snapshot_functions(void *ctx, struct jbuf *out)
 
 static void *open_applier(void *srv)
 {
-	return replay_applier_new(srv);
+	return replay_applier_new(srv, false);
+}
+
+static void *open_link_applier(void *srv)
+{
+	return replay_applier_new(srv, true);
 }
 
 static void close_applier(void *ra)
@@ -408,6 +424,7 @@ void replay_apply_install(struct server *srv)
 {
 	load_set_apply(&(struct load_apply){ .ctx = srv,
 					     .open = open_applier,
+					     .open_link = open_link_applier,
 					     .close = close_applier,
 					     .record = replay_apply_record,
 					     .record_shard = replay_record_shard,

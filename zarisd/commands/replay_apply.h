@@ -13,6 +13,7 @@
 #ifndef ZR_REPLAY_APPLY_H
 #define ZR_REPLAY_APPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,8 +22,14 @@
 struct server;
 struct replay_applier;
 
-/* A new applier for SRV (borrowed; it outlives the applier). */
-struct replay_applier *replay_applier_new(struct server *srv);
+/* A new applier for SRV (borrowed; it outlives the applier): the log's
+ * replay's, or (LINK) a replica link's. A record tagged for one kind of
+ * consumer (JR_TAIL_DEST, a script's redis.set_repl) is applied by that
+ * kind only: a link's applier passes over the records only the log
+ * replays, the log's over those only replicas apply; a record passed
+ * over still goes to the hook (below), so it keeps its place in the
+ * replica's stream. */
+struct replay_applier *replay_applier_new(struct server *srv, bool link);
 void replay_applier_free(struct replay_applier *ra);
 
 /* Called with REC (applied, its versions not yet restored) while its
@@ -43,7 +50,8 @@ int replay_apply_record(void *ra, const struct jr_cmd *rec, char *err, size_t er
 
 /* The one shard whose lock REC needs (its commands' keys and versioned
  * keys all in it), or -1: several shards, a whole-keyspace or keyless
- * command, or a record replay_apply_record would refuse. A replica applies
+ * command, a record RA passes over, or a record replay_apply_record would
+ * refuse. A replica applies
  * records of one shard on that shard's thread, the others alone (repl/).
  * RA is a replay_applier. */
 int replay_record_shard(void *ra, const struct jr_cmd *rec);

@@ -161,6 +161,12 @@ void jr_tail_put(struct jbuf *b, uint64_t type, const void *p, size_t n)
 	jbuf_bytes(b, p, n);
 }
 
+void jr_tail_put_dest(struct jbuf *b, unsigned dest)
+{
+	unsigned char v = (unsigned char)dest; /* a one-byte varint */
+	jr_tail_put(b, JR_TAIL_DEST, &v, 1);
+}
+
 void jr_frame_set_seq(struct jbuf *b, size_t off, uint64_t seq)
 {
 	/* the seq follows the kind byte in both JR_CMD and JR_COMMIT */
@@ -416,7 +422,23 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 	}
 	out->vers.end = r.p;
 	out->tail = r;
-	return jr_tail_ok(r);
+	out->dest = 0;
+	uint64_t type;
+	const char *p;
+	size_t n;
+	int t;
+	while ((t = jr_tail_next(&r, &type, &p, &n)) == 1) {
+		if (type != JR_TAIL_DEST)
+			continue;
+		struct jreader f = { (const unsigned char *)p, (const unsigned char *)p + n };
+		uint64_t dest;
+		if (!jrd_varint(&f, &dest))
+			return false;
+		/* a value this build does not know reads as "for both" */
+		if (dest == JR_DEST_LOG || dest == JR_DEST_REPLICAS)
+			out->dest = (unsigned)dest;
+	}
+	return t == 0;
 }
 
 void jr_meta_put(struct jbuf *b, const struct store_meta_fields *f)

@@ -73,6 +73,14 @@ enum jr_kind {
  * another database (MOVE, COPY ... DB): varint db, varint count, then
  * count (key, version) pairs as in the versions list. */
 #define JR_TAIL_DB_VERSIONS 1
+/* Tail field of JR_CMD: varint JR_DEST_*, the one consumer the record is
+ * for (a script's redis.set_repl). Absent: for both, the log and the
+ * replicas. The record stays in the stream either way (offsets and seqs
+ * are the primary's on every replica); the other kind of consumer reads
+ * it and passes over it (commands/replay_apply.h). */
+#define JR_TAIL_DEST 2
+#define JR_DEST_LOG 1	   /* only the append-only log replays it (REPL_AOF) */
+#define JR_DEST_REPLICAS 2 /* only replicas apply it (REPL_REPLICA) */
 
 /* Tail field of JR_SNAP_STR and JR_SNAP_OBJ: the key's metadata (labels,
  * entity, content-type; store.h store_meta_fields): varint label count,
@@ -123,6 +131,8 @@ void jr_cmd_version(struct jbuf *b, const char *key, size_t klen, uint64_t versi
 /* Appends one tail field (TYPE, N bytes of P) to the frame being built:
  * after the last field of its kind, before jr_frame_end. */
 void jr_tail_put(struct jbuf *b, uint64_t type, const void *p, size_t n);
+/* The JR_TAIL_DEST field (DEST: JR_DEST_LOG or JR_DEST_REPLICAS). */
+void jr_tail_put_dest(struct jbuf *b, unsigned dest);
 /* Rewrites the seq of a JR_CMD / JR_COMMIT frame at FRAME_OFF and its
  * checksum (the journal numbers a record only when it appends it). */
 void jr_frame_set_seq(struct jbuf *b, size_t frame_off, uint64_t seq);
@@ -186,6 +196,7 @@ struct jr_cmd {
 	unsigned nver;
 	struct jreader vers;	      /* positioned at the first version */
 	struct jreader tail;	      /* the tail fields (empty in version 1) */
+	unsigned dest;		      /* JR_TAIL_DEST's JR_DEST_*, or 0: for the log and replicas */
 	const unsigned char *payload; /* the whole payload parsed (kind byte first) */
 	size_t plen;
 };

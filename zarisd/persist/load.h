@@ -33,8 +33,12 @@ struct store;
  * layer that does hands these in (commands/replay_apply.h). */
 struct load_apply {
 	void *ctx;
-	/* an applier for one loading thread, and its end */
+	/* an applier for one loading thread, and its end; OPEN_LINK's is a
+	 * replica link's (it applies the records tagged for replicas and
+	 * passes over those tagged for the log: journal/format.h
+	 * JR_TAIL_DEST), OPEN's the log's (the other way round) */
 	void *(*open)(void *ctx);
+	void *(*open_link)(void *ctx);
 	void (*close)(void *applier);
 	/* a journal record (the replay's callback) */
 	jr_apply_fn record;

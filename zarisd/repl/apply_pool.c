@@ -136,7 +136,7 @@ struct apply_pool *apply_pool_new(const struct load_apply *ops, unsigned threads
 	for (unsigned i = 0; i < threads; i++) {
 		struct pool_thread *t = &p->threads[i];
 		t->p = p;
-		t->applier = ops->open(ops->ctx);
+		t->applier = ops->open_link(ops->ctx);
 		if (i == 0)
 			continue;
 		int rc = pthread_create(&t->thread, NULL, pool_main, t);

@@ -349,7 +349,7 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 {
 	struct repl *r = l->r;
 	struct server *srv = r->srv;
-	struct applying a = { .l = l, .applier = r->apply.open(r->apply.ctx) };
+	struct applying a = { .l = l, .applier = r->apply.open_link(r->apply.ctx) };
 	a.pool = apply_pool_new(&r->apply, r->load_threads);
 	atomic_store_explicit(&r->apply_threads, a.pool ? r->load_threads : 1, memory_order_relaxed);
 	jbuf_init(&a.frame);

@@ -386,16 +386,8 @@ static int redis_setresp(lua_State *L)
 	return 0;
 }
 
-enum {
-	REPL_NONE = 0,
-	REPL_AOF = 1,
-	REPL_REPLICA = 2,
-	REPL_ALL = 3
-};
-
-/* redis.set_repl: the flags are checked as Redis does; zarisd's journal
- * is the log and the replicas' stream at once, so every write of a
- * script goes to both (a script cannot keep one from the other). */
+/* redis.set_repl: the flags checked as Redis checks them; the host
+ * propagates the script's later writes accordingly (script.h). */
 static int redis_set_repl(lua_State *L)
 {
 	struct engine *e = engine_of();
@@ -404,9 +396,10 @@ static int redis_set_repl(lua_State *L)
 	if (lua_gettop(L) != 1)
 		return raise_error(L, "redis.set_repl() requires two arguments.");
 	int flags = (int)lua_tonumber(L, -1);
-	if (flags & ~REPL_ALL)
+	if (flags & ~SCRIPT_REPL_ALL)
 		return raise_error(
 			L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+	e->run->repl = flags;
 	return 0;
 }
 
@@ -758,11 +751,11 @@ static void register_redis_api(lua_State *L)
 	set_fn(L, "error_reply", redis_error_reply);
 	set_fn(L, "status_reply", redis_status_reply);
 	set_fn(L, "set_repl", redis_set_repl);
-	set_num(L, "REPL_NONE", REPL_NONE);
-	set_num(L, "REPL_AOF", REPL_AOF);
-	set_num(L, "REPL_SLAVE", REPL_REPLICA);
-	set_num(L, "REPL_REPLICA", REPL_REPLICA);
-	set_num(L, "REPL_ALL", REPL_ALL);
+	set_num(L, "REPL_NONE", SCRIPT_REPL_NONE);
+	set_num(L, "REPL_AOF", SCRIPT_REPL_AOF);
+	set_num(L, "REPL_SLAVE", SCRIPT_REPL_REPLICA);
+	set_num(L, "REPL_REPLICA", SCRIPT_REPL_REPLICA);
+	set_num(L, "REPL_ALL", SCRIPT_REPL_ALL);
 	set_fn(L, "acl_check_cmd", redis_acl_check_cmd);
 	set_fn(L, "breakpoint", redis_false); /* no debugging session: false, as Redis */
 	set_fn(L, "debug", redis_noop);
@@ -1153,6 +1146,7 @@ void script_engine_call(struct engine *e, struct script_run *run, int nargs, str
 	e->run = run;
 	e->resp = 2;
 	run->wrote = false;
+	run->repl = SCRIPT_REPL_ALL;
 	run->busy = false;
 	run->start_ms = mono_ms();
 	atomic_store_explicit(&e->kill, false, memory_order_relaxed);

@@ -91,6 +91,17 @@ struct script_host {
 	void *ctx;
 };
 
+/* redis.set_repl's flags (Redis's PROPAGATE_AOF | PROPAGATE_REPL): where
+ * the script's write commands from then on propagate. The host makes
+ * their journal records for the log only (AOF), for replicas only
+ * (REPLICA) or none (NONE). */
+enum script_repl {
+	SCRIPT_REPL_NONE = 0,
+	SCRIPT_REPL_AOF = 1,
+	SCRIPT_REPL_REPLICA = 2,
+	SCRIPT_REPL_ALL = 3,
+};
+
 /* One script to run (EVAL's or FCALL's arguments). */
 struct script_run {
 	const char *sha; /* lower-case hex of the body (FCALL: the function's name), NUL-terminated */
@@ -107,6 +118,7 @@ struct script_run {
 	/* the engine's, while it runs: */
 	int64_t start_ms;  /* CLOCK_MONOTONIC at the start */
 	bool wrote;	   /* a write command ran (script_mark_write): SCRIPT KILL refuses */
+	int repl;	   /* enum script_repl: redis.set_repl's, SCRIPT_REPL_ALL at the start */
 	bool busy;	   /* ran past busy_ms: counted by script_any_busy */
 	int64_t served_ms; /* when host.serve was last called */
 };

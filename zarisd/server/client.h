@@ -44,6 +44,11 @@ enum client_flag {
 	 * replica, both refused while it is on), so this client's writes are
 	 * not even numbered there (commands/propagate.c) */
 	CLIENT_NO_JOURNAL = 1u << 16,
+	/* a script's writes after redis.set_repl(REPL_AOF / REPL_REPLICA):
+	 * their records are for the log only / for replicas only
+	 * (JR_TAIL_DEST); REPL_NONE is CLIENT_NO_JOURNAL */
+	CLIENT_JOURNAL_LOG_ONLY = 1u << 17,
+	CLIENT_JOURNAL_REPLICAS_ONLY = 1u << 18,
 };
 
 struct client {
