@@ -7,6 +7,9 @@
 #    one txn id, closed by a commit; a script that wrote nothing has none;
 #    a script that failed after a write keeps that write (as Redis: the
 #    commands that ran are propagated) and still commits it;
+#  * inside MULTI a script's commands are records of EXEC's transaction and
+#    EVAL itself is none (its record as well ran the script a second time
+#    on replay, and crashed a replica), its change counted once;
 #  * restart from the append-only log: every key the scripts wrote comes
 #    back with its value;
 #  * a replica: the scripts' writes reach it, its keyspace is the primary's.
@@ -57,7 +60,19 @@ c.call("EVAL", "#!lua flags=allow-undeclared-keys\nredis.call('set', 'u1', 'x');
        "redis.call('hset', 'u2', 'f', 'v'); return 1", 0)
 for i in range(20):
     c.call("EVAL", "return redis.call('incrby', KEYS[1], ARGV[1])", 1, "counter", str(i))
-want = {"{s}str": b"v1", "{s}n": b"2", "u1": b"x", "counter": b"190"}
+# inside MULTI the script's commands are records of EXEC's transaction and
+# the EVAL is none (its record as well made the replay run the script again)
+changes = int(c.call("INFO", "persistence").py().decode().split("rdb_changes_since_last_save:")[1].split()[0])
+multi = [c.call("MULTI").raw, c.call("SET", "inmulti", "1").raw,
+         c.call("EVAL", "return redis.call('incrby', KEYS[1], 10)", 1, "inmulti").raw, c.call("EXEC").raw]
+is_(multi, [b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n", b"*2\r\n+OK\r\n:11\r\n"], "EVAL inside MULTI")
+rec4 = records(c, 3)
+ok([x[2] for x in rec4] == ["cmd", "cmd", "commit"] and len({x[1] for x in rec4}) == 1 and
+   [x[3] for x in rec4[:2]] == [[[b"SET", b"inmulti", b"1"]], [[b"incrby", b"inmulti", b"10"]]],
+   "inside MULTI: the SET and the script's INCRBY, one transaction, no record of EVAL") or diag(rec4)
+after = int(c.call("INFO", "persistence").py().decode().split("rdb_changes_since_last_save:")[1].split()[0])
+is_(after - changes, 2, "and two changes counted (the script's one once)")
+want = {"{s}str": b"v1", "{s}n": b"2", "u1": b"x", "counter": b"190", "inmulti": b"11"}
 got = {k: c.call("GET", k).py() for k in want}
 is_(got, want, "the values before the restart")
 
@@ -77,10 +92,15 @@ ok(wait_link(rc), "the replica's link is up")
 for i in range(50):
     pc.call("EVAL", WRITES, 3, "{k%d}str" % i, "{k%d}n" % i, "{k%d}list" % i, "v%d" % i)
 pc.call("EVAL", "redis.call('set', KEYS[1], 'x'); return redis.call('incr', KEYS[1])", 1, "failing")
+for cmd in (("MULTI",), ("SET", "inmulti", "1"), ("EVAL", "return redis.call('incrby', KEYS[1], 10)", 1, "inmulti"),
+            ("EXEC",)):
+    pc.call(*cmd)
 ok(wait_in_sync(pc, rc, timeout=60), "the replica reaches the primary's offset") or diag(sync_state(pc, rc))
 a, b = dump(pc), dump(rc)
 lines = differences(a, b)
-ok(not lines and len(a) == 50 * 3 + 1, "the replica's keyspace is the primary's (%d keys)" % len(a)) or \
+ok(not lines and len(a) == 50 * 3 + 2, "the replica's keyspace is the primary's (%d keys)" % len(a)) or \
     [diag(x) for x in lines]
 is_(rc.call("GET", "{k7}str").py(), b"v7", "a script's write read on the replica")
+is_(rc.call("GET", "inmulti").py(), b"11", "a script's write inside MULTI, applied once (the replica ran EVAL too, "
+    "and crashed on its refused write)")
 sys.exit(done_testing())

@@ -80,7 +80,8 @@ void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
 	 * expiry is no change: it has its own record). EXEC's commands counted
 	 * themselves (EXEC ends after them). */
 	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
-	if (stamped && !exec_end)
+	/* a script's commands counted themselves, inside EXEC too */
+	if (stamped && !exec_end && !(cmd->flags & CMD_SCRIPT))
 		persist_count_changes(c->srv->persist, changes);
 	if (gated(c, cmd))
 		persist_gate_leave(c->srv->persist);
@@ -284,7 +285,10 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
 	if (__builtin_expect(exec_end, 0))
 		tl_in_exec = false;
-	if (!s || (c->flags & CLIENT_NO_JOURNAL))
+	/* a script inside EXEC is no record of its own: the commands it ran
+	 * are, in EXEC's transaction (a record of EVAL as well ran the script
+	 * a second time on replay and on replicas) */
+	if (!s || (c->flags & CLIENT_NO_JOURNAL) || ((cmd->flags & CMD_SCRIPT) && !exec_end))
 		return;
 	/* a replica's stream is its primary's (repl/): a write a client made
 	 * on a writable replica stays local, as in Redis */
