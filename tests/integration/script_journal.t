@@ -11,7 +11,8 @@
 #    EVAL itself is none (its record as well ran the script a second time
 #    on replay, and crashed a replica), its change counted once;
 #  * restart from the append-only log: every key the scripts wrote comes
-#    back with its value;
+#    back with its value; a log of an earlier build, with EVAL's own
+#    records inside MULTI, loads with each write applied once;
 #  * a replica: the scripts' writes reach it, its keyspace is the primary's.
 
 import os
@@ -82,6 +83,17 @@ got = {k: c.call("GET", k).py() for k in want}
 is_(got, want, "after a restart from the append-only log, every value is back")
 is_(c.call("LRANGE", "{s}list", 0, -1).py(), [b"a", b"b"], "the list too")
 is_(c.call("HGETALL", "u2").py(), [b"f", b"v"], "and the undeclared key's hash")
+srv.stop()
+shutil.rmtree(d, ignore_errors=True)
+
+# a log an earlier build wrote with records of EVAL inside MULTI (cases/eval-in-multi-data/README.md)
+d = tempfile.mkdtemp(prefix="zaris-script-old-")
+shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases", "eval-in-multi-data", "appendonlydir"),
+                os.path.join(d, "appendonlydir"))
+srv = start_zarisd(threads=2, extra=["--dir", d, "--appendonly", "yes", "--save", ""])
+c = srv.client()
+is_([c.call("GET", k).py() for k in ("before", "inmulti", "after")] + [c.call("LRANGE", "list", 0, -1).py()],
+    [b"1", b"11", b"1", [b"a", b"b"]], "an earlier build's log with EVAL records inside MULTI: each write applied once")
 srv.stop()
 shutil.rmtree(d, ignore_errors=True)
 

@@ -150,6 +150,15 @@ static void aim(struct replay_applier *ra, const struct rcmd *rc)
 static bool run_locked(struct replay_applier *ra, const struct rcmd *rc, const struct jr_cmd *done)
 {
 	struct client *c = &ra->c;
+	if (__builtin_expect(rc->cmd->flags & CMD_SCRIPT, 0)) {
+		/* a script's own record, which earlier builds made
+		 * for a script inside EXEC besides its commands' records: those
+		 * records are its effects, so it runs nothing (run again, it
+		 * applied them twice) */
+		if (done && ra->applied)
+			ra->applied(ra->applied_ctx, done);
+		return false;
+	}
 	aim(ra, rc);
 	uint64_t errors = c->out.errors;
 	uint64_t token = propagate_begin(c, rc->cmd);
