@@ -199,7 +199,7 @@ static void tail_tests(void)
 
 int main(void)
 {
-	plan(48);
+	plan(49);
 	tail_tests();
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");
