@@ -44,7 +44,7 @@ struct replay_applier {
 	size_t capshards;
 	replay_applied_fn applied;
 	void *applied_ctx;
-	unsigned skip_dest; /* the JR_DEST_* records this applier passes over */
+	unsigned skip_dest; /* the JR_DEST_* records this applier passes over (never 0) */
 };
 
 void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, void *ctx)
@@ -270,7 +270,7 @@ int replay_record_shard(void *arg, const struct jr_cmd *rec)
 	size_t n;
 	bool wholedb;
 	int shard = -1;
-	if (rec->dest && rec->dest == ra->skip_dest)
+	if (rec->dest == ra->skip_dest)
 		return -1;
 	if (prepare(ra, rec, &n, &wholedb, err, sizeof(err)) == 0 && !wholedb &&
 	    store_shards_normalize(ra->shards, (int)n) == 1)
@@ -284,7 +284,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	struct replay_applier *ra = arg;
 	struct client *c = &ra->c;
 	struct store *s = c->srv->store;
-	if (__builtin_expect(rec->dest != 0, 0) && rec->dest == ra->skip_dest) {
+	if (__builtin_expect(rec->dest == ra->skip_dest, 0)) {
 		/* not for this kind of consumer (redis.set_repl): nothing runs,
 		 * and a replica's stream still keeps it in its place */
 		if (ra->applied)
