@@ -64,9 +64,13 @@ try:
     # Between retries it is briefly "starting": look until a crash-loop shows.
     ok(wait_for(lambda: re.search(r"^a .*crash-loop", sv.ctl("status")[1], re.M), 5),
        "text status shows crash-loop")
-    time.sleep(1.0)
-    delays = [int(x) for x in re.findall(r"a: (?:failed|crash loop) \(\d+ in a row\); restarting in (\d+) ms",
-                                         sv.log_text())]
+    def logged_delays():
+        return [int(x) for x in re.findall(r"a: (?:failed|crash loop) \(\d+ in a row\); restarting in (\d+) ms",
+                                           sv.log_text())]
+    # a failed start takes its own time (longer under a sanitizer and load):
+    # wait for the fourth delay instead of a fixed sleep
+    wait_for(lambda: len(logged_delays()) >= 4, 30)
+    delays = logged_delays()
     diag("backoff delays: %s" % delays)
     ok(len(delays) >= 4 and all(b >= a for a, b in zip(delays, delays[1:])) and delays[-1] > delays[0],
        "backoff grows")
