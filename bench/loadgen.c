@@ -1,12 +1,8 @@
 /* loadgen — see loadgen.h.
  *
- * Threads: lg_run()'s caller is the control thread; it only reads the
- * workers' published counters (relaxed atomics: a progress line needs no
- * ordering with anything) and sets `stop`. Everything else of a worker,
- * including its connections, histogram and (cluster mode) its copy of the
- * slot map and its per-node queues, is touched by that worker alone until
- * pthread_join(), which orders the final reads. The map given in the
- * config is only read.
+ * Threads: as runner.h says. A worker's connections and (cluster mode)
+ * its copy of the slot map and its per-node queues are its own until
+ * pthread_join(). The map given in the config is only read.
  */
 #include "bench/loadgen.h"
 
@@ -15,17 +11,14 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "bench/procstat.h"
+#include "bench/runner.h"
 #include "zarisd/proto/resp_reader.h"
 
 #define LG_RBUF_MIN (64 * 1024)
@@ -69,27 +62,15 @@ struct lg_conn {
 };
 
 struct lg_worker {
-	pthread_t tid;
+	struct run_worker run; /* first: runner.h walks an array of these */
 	const struct lg_config *cfg;
-	struct lg_shared *sh;
-	unsigned idx;
 	int epfd;
 	struct lg_conn *conns;
 	unsigned nconns;
-	unsigned live; /* connections not dead */
-	unsigned mask; /* stamp ring size - 1 (power of two >= pipeline) */
-	struct keygen kg;
+	unsigned live;	    /* connections not dead */
+	unsigned mask;	    /* stamp ring size - 1 (power of two >= pipeline) */
 	unsigned slot;	    /* position in the template cycle */
-	uint64_t budget;    /* requests this worker may send */
 	uint64_t in_flight; /* sum over conns of issued - answered */
-	struct lg_result r; /* this worker's totals (hist included) */
-	bool have_error;    /* r.first_error is set */
-	/* published for the progress line, relaxed: */
-	_Atomic uint64_t pub_ops;
-	_Atomic uint64_t pub_errors;
-	_Atomic uint64_t pub_lat_ns;
-	_Atomic bool finished;
-	int start_err; /* -errno when connecting failed */
 	/* cluster mode only: */
 	const struct slotmap *map; /* the config's, for addresses */
 	uint8_t *owner;		   /* this worker's slot -> node, updated by -MOVED */
@@ -105,25 +86,9 @@ struct lg_worker {
 	struct slotmap *fresh;	   /* scratch for a re-read map */
 };
 
-struct lg_shared {
-	pthread_barrier_t start;
-	_Atomic bool stop; /* set by the control thread; relaxed: polled */
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void note_error(struct lg_worker *w, const char *fmt, const char *what, size_t len)
 {
-	if (w->have_error)
-		return;
-	w->have_error = true;
-	snprintf(w->r.first_error, sizeof(w->r.first_error), fmt, (int)len, what);
+	run_note_error(&w->run, fmt, what, len);
 }
 
 static void queue_pop(struct lg_worker *w, unsigned node);
@@ -141,7 +106,7 @@ static void node_check(struct lg_worker *w, unsigned node)
 			return;
 	q->dead = true;
 	for (; q->n > 0; queue_pop(w, node))
-		w->r.lost += q->q[q->head].t0 != 0;
+		w->run.r.lost += q->q[q->head].t0 != 0;
 }
 
 static void conn_fail(struct lg_worker *w, struct lg_conn *c, const char *why)
@@ -155,8 +120,8 @@ static void conn_fail(struct lg_worker *w, struct lg_conn *c, const char *why)
 	close(c->fd);
 	c->fd = -1;
 	w->live--;
-	w->r.conn_errors++;
-	w->r.lost += pending;
+	w->run.r.conn_errors++;
+	w->run.r.lost += pending;
 	w->in_flight -= pending;
 	c->answered = c->issued;
 	if (w->map)
@@ -210,18 +175,18 @@ static void conn_fill(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 		c->wlen -= c->woff;
 		c->woff = 0;
 	}
-	while (c->issued - c->answered < pipeline && w->r.sent < w->budget) {
+	while (c->issued - c->answered < pipeline && w->run.r.sent < w->run.budget) {
 		const struct tpl *t = &mix->t[mix->order[w->slot]];
 
 		if (++w->slot == mix->cycle)
 			w->slot = 0;
 		/* Unsent bytes belong to requests in flight, so a buffer of
 		 * pipeline * max_len always has room here. */
-		c->wlen += tpl_render(t, c->wbuf + c->wlen, keygen_next(&w->kg));
+		c->wlen += tpl_render(t, c->wbuf + c->wlen, keygen_next(&w->run.kg));
 		c->stamp[c->issued & w->mask] = now;
 		c->issued++;
 		w->in_flight++;
-		w->r.sent++;
+		w->run.r.sent++;
 	}
 }
 
@@ -241,7 +206,7 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 			return;
 		}
 		if (rep.type == RESP_REPLY_PUSH) {
-			w->r.pushes++;
+			w->run.r.pushes++;
 			pos += (size_t)len;
 			continue;
 		}
@@ -249,15 +214,15 @@ static void conn_parse(struct lg_worker *w, struct lg_conn *c, uint64_t now)
 			conn_fail(w, c, "reply without a request");
 			return;
 		}
-		hist_record(&w->r.hist, now - c->stamp[c->answered & w->mask]);
+		hist_record(&w->run.r.hist, now - c->stamp[c->answered & w->mask]);
 		c->answered++;
 		w->in_flight--;
-		w->r.ops++;
+		w->run.r.ops++;
 		if (rep.type == RESP_REPLY_ERROR) {
-			w->r.errors++;
+			w->run.r.errors++;
 			note_error(w, "%.*s", c->rbuf + pos, (size_t)len > 2 ? (size_t)len - 2 : 0);
 		} else if (rep.type == RESP_REPLY_NULL) {
-			w->r.nils++;
+			w->run.r.nils++;
 		}
 		pos += (size_t)len;
 	}
@@ -341,7 +306,7 @@ static bool next_request(struct lg_worker *w, unsigned node, unsigned room, stru
 			queue_pop(w, node);
 			return true;
 		}
-		if (w->drawn >= w->budget)
+		if (w->drawn >= w->run.budget)
 			return false;
 		if (w->nfull > 0) {
 			w->starved = true;
@@ -350,7 +315,7 @@ static bool next_request(struct lg_worker *w, unsigned node, unsigned room, stru
 		out->tpl = mix->order[w->slot];
 		if (++w->slot == mix->cycle)
 			w->slot = 0;
-		out->key = keygen_next(&w->kg);
+		out->key = keygen_next(&w->run.kg);
 		out->t0 = 0;
 		out->kind = LG_REQ_PLAIN;
 		w->drawn++;
@@ -402,7 +367,7 @@ static void conn_fill_cluster(struct lg_worker *w, struct lg_conn *c, uint64_t n
 		}
 		if (r.t0 == 0) {
 			r.t0 = now;
-			w->r.sent++;
+			w->run.r.sent++;
 		}
 		/* The buffer holds pipeline * max(max_len, ASKING) bytes. */
 		tpl_render(t, c->wbuf + c->wlen, r.key);
@@ -434,7 +399,7 @@ static void cluster_refresh(struct lg_worker *w, uint64_t now)
 		note_error(w, "refreshing the slot map: %.*s", err, strlen(err));
 		return;
 	}
-	w->r.refreshes++;
+	w->run.r.refreshes++;
 	for (s = 0; s < ZR_KEY_SLOTS; s++) {
 		const struct sm_node *n;
 		int idx;
@@ -489,10 +454,10 @@ static bool follow_redirect(struct lg_worker *w, const struct resp_reply *rep, c
 	if (node < 0)
 		return false;
 	if (rd.ask) {
-		w->r.asks++;
+		w->run.r.asks++;
 		again.kind = LG_REQ_ASK;
 	} else {
-		w->r.moved++;
+		w->run.r.moved++;
 		w->owner[rd.slot] = (uint8_t)node;
 		/* one slot moved: others probably did too */
 		w->refresh_from = node;
@@ -518,7 +483,7 @@ static void conn_parse_cluster(struct lg_worker *w, struct lg_conn *c, uint64_t 
 		}
 		pos += (size_t)len;
 		if (rep.type == RESP_REPLY_PUSH) {
-			w->r.pushes++;
+			w->run.r.pushes++;
 			continue;
 		}
 		if (c->answered == c->issued) {
@@ -535,13 +500,13 @@ static void conn_parse_cluster(struct lg_worker *w, struct lg_conn *c, uint64_t 
 		}
 		if (rep.type == RESP_REPLY_ERROR && follow_redirect(w, &rep, r))
 			continue;
-		hist_record(&w->r.hist, now - r->t0);
-		w->r.ops++;
+		hist_record(&w->run.r.hist, now - r->t0);
+		w->run.r.ops++;
 		if (rep.type == RESP_REPLY_ERROR) {
-			w->r.errors++;
+			w->run.r.errors++;
 			note_error(w, "%.*s", rep.str, rep.len);
 		} else if (rep.type == RESP_REPLY_NULL) {
-			w->r.nils++;
+			w->run.r.nils++;
 		}
 	}
 	if (pos > 0 && pos < c->rlen)
@@ -642,20 +607,13 @@ out_close:
 	return rc;
 }
 
-static void worker_publish(struct lg_worker *w)
-{
-	atomic_store_explicit(&w->pub_ops, w->r.ops, memory_order_relaxed);
-	atomic_store_explicit(&w->pub_errors, w->r.errors + w->r.conn_errors, memory_order_relaxed);
-	atomic_store_explicit(&w->pub_lat_ns, w->r.hist.sum, memory_order_relaxed);
-}
-
 /* The worker's loop: runs until its budget is spent and answered, or the
  * stop flag is seen and the replies in flight are drained (or the drain
  * times out), or every connection is lost. */
 static void worker_loop(struct lg_worker *w)
 {
 	struct epoll_event ev[LG_EVENTS];
-	uint64_t now = now_ns(), drain_deadline = 0;
+	uint64_t now = run_now_ns(), drain_deadline = 0;
 	bool draining = false;
 	unsigned i;
 	int n;
@@ -670,14 +628,15 @@ static void worker_loop(struct lg_worker *w)
 	if (w->map)
 		cluster_pump(w, now);
 	while (w->live > 0) {
-		if (!draining && atomic_load_explicit(&w->sh->stop, memory_order_relaxed)) {
+		if (!draining && run_should_stop(&w->run)) {
 			draining = true;
 			/* no more draws; what is queued (drawn or redirected)
 			 * still goes out */
-			w->budget = w->map ? w->drawn : w->r.sent;
+			w->run.budget = w->map ? w->drawn : w->run.r.sent;
 			drain_deadline = now + (uint64_t)(w->cfg->drain_timeout_s * 1e9);
 		}
-		if (w->in_flight == 0 && w->queued == 0 && (w->map ? w->drawn : w->r.sent) >= w->budget)
+		if (w->in_flight == 0 && w->queued == 0 &&
+		    (w->map ? w->drawn : w->run.r.sent) >= w->run.budget)
 			break;
 		if (draining && now > drain_deadline)
 			break;
@@ -687,7 +646,7 @@ static void worker_loop(struct lg_worker *w)
 			note_error(w, "epoll_wait: %.*s", strerror(errno), strlen(strerror(errno)));
 			break;
 		}
-		now = now_ns();
+		now = run_now_ns();
 		for (i = 0; i < (unsigned)(n > 0 ? n : 0); i++) {
 			struct lg_conn *c = ev[i].data.ptr;
 
@@ -698,16 +657,16 @@ static void worker_loop(struct lg_worker *w)
 		}
 		if (w->map)
 			cluster_pump(w, now);
-		worker_publish(w);
+		run_publish(&w->run);
 	}
 	/* Whatever is still in flight after a timed-out drain is lost, and
 	 * so is what was sent once and still waits in a queue. */
-	w->r.lost += w->in_flight;
+	w->run.r.lost += w->in_flight;
 	if (w->map)
 		for (i = 0; i < w->map->nnodes; i++)
 			for (; w->queue[i].n > 0; queue_pop(w, i))
-				w->r.lost += w->queue[i].q[w->queue[i].head].t0 != 0;
-	worker_publish(w);
+				w->run.r.lost += w->queue[i].q[w->queue[i].head].t0 != 0;
+	run_publish(&w->run);
 }
 
 /* Opens the connections of W that go to HOST:PORT (node NODE in cluster
@@ -743,16 +702,18 @@ static void *worker_main(void *arg)
 	const struct lg_config *cfg = w->cfg;
 	unsigned i;
 
+	int err = 0;
+
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0)
-		w->start_err = -errno;
+		err = -errno;
 	else if (!w->map)
-		w->start_err = worker_connect(w, cfg->host, cfg->port, 0);
+		err = worker_connect(w, cfg->host, cfg->port, 0);
 	else
-		for (i = 0; i < w->map->nnodes && w->start_err == 0; i++)
-			w->start_err = worker_connect(w, w->map->node[i].host, w->map->node[i].port, i);
-	pthread_barrier_wait(&w->sh->start);
-	if (w->start_err == 0)
+		for (i = 0; i < w->map->nnodes && err == 0; i++)
+			err = worker_connect(w, w->map->node[i].host, w->map->node[i].port, i);
+	run_worker_ready(&w->run, err);
+	if (err == 0)
 		worker_loop(w);
 	for (i = 0; i < w->nconns; i++) {
 		if (w->conns[i].fd >= 0)
@@ -764,7 +725,7 @@ static void *worker_main(void *arg)
 	}
 	if (w->epfd >= 0)
 		close(w->epfd);
-	atomic_store_explicit(&w->finished, true, memory_order_release);
+	run_worker_done(&w->run);
 	return NULL;
 }
 
@@ -809,13 +770,7 @@ static void cluster_free(struct lg_worker *w)
 	free(w->fresh);
 }
 
-/* Slice I of T over [0, N): [I*N/T, (I+1)*N/T). */
-static uint64_t slice_lo(uint64_t n, unsigned i, unsigned t)
-{
-	return (uint64_t)(((unsigned __int128)n * i) / t);
-}
-
-static int workers_init(const struct lg_config *cfg, struct lg_shared *sh, struct lg_worker *ws)
+static int workers_init(const struct lg_config *cfg, struct lg_worker *ws)
 {
 	unsigned i, j, ring = 1;
 
@@ -823,16 +778,14 @@ static int workers_init(const struct lg_config *cfg, struct lg_shared *sh, struc
 		ring <<= 1;
 	for (i = 0; i < cfg->threads; i++) {
 		struct lg_worker *w = &ws[i];
-		uint64_t lo = slice_lo(cfg->keyspace, i, cfg->threads);
-		uint64_t hi = slice_lo(cfg->keyspace, i + 1, cfg->threads);
-		int rc;
+		int rc = run_worker_init(&w->run, cfg, i);
 
+		if (rc < 0)
+			return rc;
 		w->cfg = cfg;
-		w->sh = sh;
-		w->idx = i;
 		w->epfd = -1;
 		w->mask = ring - 1;
-		w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
+		w->nconns = run_share(cfg->conns, i, cfg->threads);
 		if (cfg->map)
 			w->nconns *= cfg->map->nnodes; /* one socket per node each */
 		w->conns = calloc(w->nconns, sizeof(*w->conns));
@@ -844,124 +797,15 @@ static int workers_init(const struct lg_config *cfg, struct lg_shared *sh, struc
 		}
 		if (cfg->map && (rc = cluster_init(w)) < 0)
 			return rc;
-		w->budget = cfg->requests ? slice_lo(cfg->requests, i + 1, cfg->threads) -
-						    slice_lo(cfg->requests, i, cfg->threads)
-					  : UINT64_MAX;
-		/* Different seeds per thread, reproducible for a given --seed.
-		 * A slice is empty when threads > keyspace; then use all. */
-		rc = keygen_init(&w->kg, cfg->dist, cfg->keyspace, lo < hi ? lo : 0,
-				 lo < hi ? hi : cfg->keyspace, cfg->zipf_s,
-				 cfg->seed * 0x100000001b3ULL + i + 1);
-		if (rc < 0)
-			return rc;
-		hist_init(&w->r.hist);
 	}
 	return 0;
 }
 
-/* The CPU time of every server process summed; -ESRCH when there is none
- * or one is gone. */
-static int servers_cpu_us(const struct lg_config *cfg, uint64_t *out)
-{
-	unsigned i;
-
-	*out = 0;
-	for (i = 0; i < cfg->nserver_pids; i++) {
-		uint64_t one;
-
-		if (procstat_cpu_us(cfg->server_pids[i], &one) < 0)
-			return -ESRCH;
-		*out += one;
-	}
-	return cfg->nserver_pids ? 0 : -ESRCH;
-}
-
-/* The control thread's wait: progress each second, stop at the deadline,
- * return when every worker has finished. */
-static void control_loop(const struct lg_config *cfg, struct lg_shared *sh, struct lg_worker *ws, uint64_t t0)
-{
-	uint64_t deadline = cfg->requests ? UINT64_MAX : t0 + (uint64_t)(cfg->duration_s * 1e9);
-	uint64_t next_tick = t0 + 1000000000ULL, last_t = t0, last_ops = 0, last_lat = 0;
-	uint64_t last_cpu = procstat_self_cpu_us(), last_srv = 0;
-	bool have_srv = servers_cpu_us(cfg, &last_srv) == 0;
-	struct timespec nap = { 0, 20 * 1000000L };
-
-	for (;;) {
-		uint64_t now, ops = 0, errs = 0, lat = 0;
-		unsigned i, done = 0;
-
-		nanosleep(&nap, NULL);
-		now = now_ns();
-		for (i = 0; i < cfg->threads; i++)
-			done += atomic_load_explicit(&ws[i].finished, memory_order_relaxed);
-		if (done == cfg->threads)
-			return;
-		if (now >= deadline)
-			atomic_store_explicit(&sh->stop, true, memory_order_relaxed);
-		if (now < next_tick || !cfg->progress)
-			continue;
-		for (i = 0; i < cfg->threads; i++) {
-			ops += atomic_load_explicit(&ws[i].pub_ops, memory_order_relaxed);
-			errs += atomic_load_explicit(&ws[i].pub_errors, memory_order_relaxed);
-			lat += atomic_load_explicit(&ws[i].pub_lat_ns, memory_order_relaxed);
-		}
-		{
-			double dt = (double)(now - last_t) / 1e9;
-			uint64_t cpu = procstat_self_cpu_us(), srv = 0;
-			char srvbuf[32] = "";
-
-			if (have_srv && servers_cpu_us(cfg, &srv) == 0) {
-				snprintf(srvbuf, sizeof(srvbuf), "  server-cpu %3.0f%%",
-					 (double)(srv - last_srv) / 1e4 / dt);
-				last_srv = srv;
-			}
-			fprintf(stderr,
-				"[%6.1fs] %10.0f ops/s  total %llu  errors %llu  mean %.1f us  client-cpu %3.0f%%%s\n",
-				(double)(now - t0) / 1e9, (double)(ops - last_ops) / dt,
-				(unsigned long long)ops, (unsigned long long)errs,
-				ops > last_ops ? (double)(lat - last_lat) / (double)(ops - last_ops) / 1e3
-					       : 0.0,
-				(double)(cpu - last_cpu) / 1e4 / dt, srvbuf);
-			last_cpu = cpu;
-		}
-		last_t = now;
-		last_ops = ops;
-		last_lat = lat;
-		next_tick += 1000000000ULL;
-	}
-}
-
-static void sum_results(const struct lg_config *cfg, struct lg_worker *ws, struct lg_result *res)
-{
-	unsigned i;
-
-	for (i = 0; i < cfg->threads; i++) {
-		struct lg_result *r = &ws[i].r;
-
-		res->ops += r->ops;
-		res->sent += r->sent;
-		res->errors += r->errors;
-		res->nils += r->nils;
-		res->pushes += r->pushes;
-		res->conn_errors += r->conn_errors;
-		res->lost += r->lost;
-		res->moved += r->moved;
-		res->asks += r->asks;
-		res->refreshes += r->refreshes;
-		hist_merge(&res->hist, &r->hist);
-		if (!res->first_error[0] && r->first_error[0])
-			memcpy(res->first_error, r->first_error, sizeof(res->first_error));
-	}
-}
-
 int lg_run(const struct lg_config *cfg, struct lg_result *res)
 {
-	struct lg_shared sh;
 	struct lg_worker *ws;
-	uint64_t t0, t1, cpu0, srv0 = 0, srv1 = 0;
-	bool have_srv;
-	unsigned i, started = 0;
-	int rc, start_err = 0, ok_workers = 0;
+	unsigned i;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	hist_init(&res->hist);
@@ -969,47 +813,9 @@ int lg_run(const struct lg_config *cfg, struct lg_result *res)
 	ws = calloc(cfg->threads, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
-	memset(&sh, 0, sizeof(sh));
-	rc = workers_init(cfg, &sh, ws);
-	if (rc < 0)
-		goto out_free;
-	pthread_barrier_init(&sh.start, NULL, cfg->threads + 1);
-	for (i = 0; i < cfg->threads; i++) {
-		rc = -pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
-		if (rc < 0) {
-			/* The barrier counts on every worker: without one we
-			 * cannot go on safely. */
-			fprintf(stderr, "zaris-bench: pthread_create: %s\n", strerror(-rc));
-			abort();
-		}
-		started++;
-	}
-	pthread_barrier_wait(&sh.start);
-	t0 = now_ns();
-	cpu0 = procstat_self_cpu_us();
-	have_srv = servers_cpu_us(cfg, &srv0) == 0;
-	control_loop(cfg, &sh, ws, t0);
-	t1 = now_ns();
-	res->client_cpu_us = procstat_self_cpu_us() - cpu0;
-	if (have_srv && servers_cpu_us(cfg, &srv1) == 0)
-		res->server_cpu_us = (int64_t)(srv1 - srv0);
-	res->elapsed_s = (double)(t1 - t0) / 1e9;
-	for (i = 0; i < started; i++)
-		pthread_join(ws[i].tid, NULL);
-	pthread_barrier_destroy(&sh.start);
-	for (i = 0; i < cfg->threads; i++) {
-		if (ws[i].start_err < 0)
-			start_err = ws[i].start_err;
-		else
-			ok_workers++;
-	}
-	sum_results(cfg, ws, res);
-	/* Workers that could not connect count as lost connections. */
-	rc = ok_workers == 0 ? start_err : 0;
-	if (start_err < 0 && ok_workers > 0)
-		res->conn_errors++;
-
-out_free:
+	rc = workers_init(cfg, ws);
+	if (rc == 0)
+		rc = run_load(cfg, ws, sizeof(*ws), worker_main, res);
 	for (i = 0; i < cfg->threads; i++) {
 		free(ws[i].conns);
 		cluster_free(&ws[i]);
