@@ -36,16 +36,11 @@ def bench(port, *args, timeout=120):
 
 
 def start_native(rf1=False):
-    """A zarisd with a native port (chosen again on each start attempt);
-    returns (server, its native port as a one-item list)."""
-    nport = []
-
-    def argv(port):
-        nport[:] = [zaris.free_port()]
-        a = [zaris.zarisd_path(), "--port", str(port), "--bind", zaris.HOST, "--threads", "2",
-             "--native-port", str(nport[0]), "--save", "", "--appendonly", "no"]
-        return a + (["--native-rf1", "yes"] if rf1 else [])
-    return zaris.Server("zarisd-native-rf1" if rf1 else "zarisd-native", argv), nport
+    """A zarisd (2 threads, no persistence) with a native port, and
+    native-rf1 yes when RF1."""
+    extra = ["--save", "", "--appendonly", "no"] + (["--native-rf1", "yes"] if rf1 else [])
+    return zaris.start_zarisd(threads=2, native=True, extra=extra,
+                              name="zarisd-native-rf1" if rf1 else "zarisd-native")
 
 
 def calls(c, cmd):
@@ -77,8 +72,8 @@ def main():
         zaris.skip_all("zaris-bench built without libzaris (zarisd/client)")
     zaris.plan(23)
 
-    srv, nport = start_native()
-    np = nport[0]
+    srv = start_native()
+    np = srv.native_port
     c = srv.client()
 
     # 1. prefill: every key once, visible over RESP
@@ -126,8 +121,8 @@ def main():
     zaris.ok("WRONGTYPE" in out, "the first error's text is shown")
 
     # 6. rf1: the HELLO flag reaches the RESULT line
-    srv1, nport1 = start_native(rf1=True)
-    rc, r, out = bench(nport1[0], "-k", "500", "-n", "1000", "-c", "2", "--batch", "10")
+    srv1 = start_native(rf1=True)
+    rc, r, out = bench(srv1.native_port, "-k", "500", "-n", "1000", "-c", "2", "--batch", "10")
     run_ok("a run against native-rf1 yes", rc, r, out, 1000)
     zaris.is_(r.get("rf1"), "1", "RESULT rf1=1 with native-rf1 yes")
     srv1.stop()

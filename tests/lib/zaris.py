@@ -220,7 +220,8 @@ class Server:
         self.logpath = os.path.join(self._logdir, name + ".log")
         self._argv_fn = argv_fn
         self._next_port = None
-        self.native_ports = {}
+        # start_zarisd(native=True): the ports its argv chose, by name
+        self._native_choice = {}
         _servers.append(self)
         last = None
         for _ in range(attempts):
@@ -243,7 +244,7 @@ class Server:
     @property
     def native_port(self):
         """The --native-port of a start_zarisd(native=True) server."""
-        return self.native_ports["native"]
+        return self._native_choice["native"]
 
     def _start(self, timeout):
         self.port = self._next_port or free_port()
@@ -464,7 +465,7 @@ def start_zarisd(threads=None, io_backend=None, extra=(), name="zarisd", native=
             a += ["--native-port", str(chosen["native"])]
         return a + [str(x) for x in extra]
     srv = Server(name, argv, **kw)
-    srv.native_ports = chosen
+    srv._native_choice = chosen
     return srv
 
 
