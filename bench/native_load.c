@@ -70,14 +70,14 @@ static void render_key(struct nl_worker *w, uint64_t k)
 	}
 }
 
-/* Fills B with up to cfg->batch operations of the mix. Returns the count
+/* Fills B with up to LIMIT operations of the mix. Returns the count
  * added (0 when the budget is spent), or a ZARIS_E_*. */
-static int batch_fill(struct nl_worker *w, struct zaris_batch *b)
+static int batch_fill(struct nl_worker *w, struct zaris_batch *b, unsigned limit)
 {
 	const struct tpl_mix *mix = w->cfg->mix;
 	unsigned n;
 
-	for (n = 0; n < w->cfg->batch && w->run.r.sent < w->run.budget; n++) {
+	for (n = 0; n < limit && w->run.r.sent < w->run.budget; n++) {
 		const struct tpl *t = &mix->t[mix->order[w->slot]];
 		int rc;
 
@@ -132,6 +132,17 @@ static void slot_done(struct nl_worker *w, struct nl_conn *c, struct nl_slot *s,
 	}
 }
 
+/* The operations of one batch on C: cfg->batch for each node it routes
+ * to, so that each node's frame carries about cfg->batch of them, as each
+ * node socket of the RESP cluster mode keeps its pipeline (a batch of
+ * cfg->batch split over N nodes would send frames of batch / N). */
+static unsigned batch_ops(const struct nl_worker *w, const struct nl_conn *c)
+{
+	int nodes = w->cfg->cluster ? zaris_node_count(c->z) : 1;
+
+	return w->cfg->batch * (unsigned)(nodes > 1 ? nodes : 1);
+}
+
 /* Sends batches on C until DEPTH are in flight or the budget is spent. */
 static void conn_fill(struct nl_worker *w, struct nl_conn *c, bool draining)
 {
@@ -144,7 +155,7 @@ static void conn_fill(struct nl_worker *w, struct nl_conn *c, bool draining)
 		if (s->in_flight)
 			continue;
 		zaris_batch_reset(s->b);
-		rc = batch_fill(w, s->b);
+		rc = batch_fill(w, s->b, batch_ops(w, c));
 		if (rc <= 0) {
 			if (rc < 0) {
 				note_error(w, zaris_strerror(rc), strlen(zaris_strerror(rc)));

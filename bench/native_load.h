@@ -4,7 +4,10 @@
  *
  * Each of `conns` connections is one `struct zaris` (in cluster mode one
  * client routing to every primary) with `depth` batches of up to `batch`
- * operations in flight (zaris_send / zaris_wait_any). The connections are
+ * operations in flight (zaris_send / zaris_wait_any); in cluster mode a
+ * batch holds `batch` operations per node it routes to, so that each
+ * node's REQUEST frame carries about `batch` (the RESP cluster mode keeps
+ * its pipeline on each node's socket). The connections are
  * spread over `threads` workers as in the RESP mode, each worker with its
  * own key stream (the RESP mode's keygen slices, so --prefill writes every
  * key once) and histogram. An operation's latency runs from the
@@ -42,7 +45,7 @@ struct nl_config {
 	 * GET (the RESP mode's --ratio mix); only the names and the order
 	 * are used. Borrowed. */
 	const struct tpl_mix *mix;
-	unsigned batch;		/* operations per REQUEST frame, 1..65535 */
+	unsigned batch;		/* operations per REQUEST frame (per node), 1..65535 */
 	unsigned depth;		/* batches in flight per connection, >= 1 */
 	const char *key_prefix; /* keys are KEY_PREFIX + TPL_KEY_DIGITS digits */
 	size_t value_size;	/* SET values: this many 'x' */

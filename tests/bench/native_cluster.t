@@ -9,7 +9,8 @@ Checked from the servers' side, never against time: a prefill through
 libzaris's routing answers every operation with no error and no redirect,
 the nodes' DBSIZEs add up to the keyspace, every node got keys and holds
 the sampled keys of its own slots (CLUSTER KEYSLOT over RESP); a SET:GET
-run finds every key (no nil) and reports the three nodes.
+run finds every key (no nil) and reports the three nodes; each node's
+frames carried about --batch operations (INFO's native counters).
 """
 import argparse
 import importlib.machinery
@@ -75,7 +76,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="native-cluster-t-")
     ncpu = os.cpu_count() or 1
     opts = argparse.Namespace(stand_in=False, server_cpu=ncpu - 1, zarisd=os.path.join(BUILD, "zarisd"))
-    plan(10)
+    plan(11)
     cl = K.Cluster(opts, "zarisd-native", 3, tmp)
     try:
         cl.start()
@@ -101,6 +102,16 @@ def main():
         clean_run(r, rc, out, 6000, "SET:GET 1:1 over three nodes, batch 10, depth 2")
         is_(r.get("nils"), 0, "every GET found its key")
         is_(sum(K.call(nd.host, nd.port, "DBSIZE") for nd in cl.nodes), KEYS, "still the keyspace, no more")
+        # a batch holds --batch operations per node: each node's frames
+        # carry about 16 (prefill) and 10 of them, not a third of that
+        per_frame = []
+        for nd in cl.nodes:
+            st = dict(line.split(":", 1) for line in str(K.call(nd.host, nd.port, "INFO", "stats")).splitlines()
+                      if ":" in line)
+            reqs, ops = int(st.get("total_native_requests", 0)), int(st.get("total_native_ops", 0))
+            per_frame.append(round(ops / reqs, 1) if reqs else 0)
+        ok(all(x >= 7 for x in per_frame), "each node's REQUEST frames carried about --batch operations "
+           "(INFO total_native_ops / total_native_requests: %s)" % per_frame)
     finally:
         cl.stop()
         if not os.environ.get("ZARIS_KEEP_LOGS"):

@@ -339,9 +339,13 @@ static void section_stats(struct textbuf *t, struct client *c)
 	/* zarisd's own (script/script.h) */
 	textbuf_printf(t, "scripts_all_shards_locked:%llu\r\n", (unsigned long long)script_all_locked_runs());
 	/* the native protocol's (net/native_session.h) */
-	textbuf_printf(t, "total_native_connections_received:%llu\r\ntotal_native_protocol_errors:%llu\r\n",
+	textbuf_printf(t,
+		       "total_native_connections_received:%llu\r\ntotal_native_protocol_errors:%llu\r\n"
+		       "total_native_requests:%llu\r\ntotal_native_ops:%llu\r\n",
 		       (unsigned long long)v[INFO_STAT_native_connections],
-		       (unsigned long long)v[INFO_STAT_native_protocol_errors]);
+		       (unsigned long long)v[INFO_STAT_native_protocol_errors],
+		       (unsigned long long)v[INFO_STAT_native_requests],
+		       (unsigned long long)v[INFO_STAT_native_ops]);
 }
 
 static void section_replication(struct textbuf *t, struct client *c)

@@ -30,6 +30,7 @@ struct native_session {
 	 * its operations before resume_op have run and been answered */
 	bool paused;
 	unsigned resume_op;
+	bool held; /* the request at the buffer's start was held: counted in INFO already */
 	char errbuf[160];
 };
 
@@ -213,8 +214,13 @@ static enum request_result request(struct conn *c, struct native_session *s, uns
 		goodbye(c, s, why, 0);
 		return REQ_CLOSE;
 	}
+	if (!s->held) {
+		STAT_INC(c->w->stats, native_requests);
+		STAT_ADD(c->w->stats, native_ops, count);
+	}
 	bool rf1 = cl->srv->cfg->native_rf1 != 0;
-	if (native_exec_run(&s->exec, cl, &s->req, id, &s->resume_op, rf1) == NATIVE_EXEC_HELD)
+	s->held = native_exec_run(&s->exec, cl, &s->req, id, &s->resume_op, rf1) == NATIVE_EXEC_HELD;
+	if (s->held)
 		return REQ_HELD;
 	if (cl->flags & CLIENT_CLOSE_AFTER_REPLY)
 		c->close_after_send = true;

@@ -31,6 +31,8 @@ struct info_errtable;
 	X(protocol_errors)                                                        \
 	X(native_protocol_errors) /* native connections closed for a violation */ \
 	X(native_connections)	  /* native connections accepted */               \
+	X(native_requests)	  /* native REQUEST frames run */                 \
+	X(native_ops)		  /* operations in them */                        \
 	X(expire_cycle_us)	  /* time spent in active expiry */
 
 /* Per-command counters, indexed by struct command.id. */
