@@ -9,6 +9,7 @@
 
 import os
 import sys
+import re
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -38,7 +39,7 @@ def held_read(n, timeout):
         return None
 
 
-plan(2 * 6 + 2)
+plan(2 * 7 + 2)
 for rf1 in (False, True):
     tag = "rf1" if rf1 else "in order"
     srv = start_native(extra=["--save", ""] + (["--native-rf1", "yes"] if rf1 else []))
@@ -66,6 +67,9 @@ for rf1 in (False, True):
     line = [x for x in stats.split("\r\n") if x.startswith("cmdstat_set:")]
     calls = line[0].split("calls=")[1].split(",")[0] if line else "?"
     is_(calls, "3", "%s: SET ran 3 times in all (2 over RESP, 1 native: none twice)" % tag)
+    st = R.call("INFO", "stats").raw.decode()
+    counts = tuple(re.search(r"^%s:(\d+)" % f, st, re.M).group(1) for f in ("total_native_requests", "total_native_ops"))
+    is_(counts, ("1", "3"), "%s: INFO counts the held frame once: 1 request of 3 operations" % tag)
     if not rf1:
         # a pause that ends by its timeout
         R.call("CLIENT", "PAUSE", "300", "WRITE")
