@@ -4,8 +4,13 @@
 # append-only log and the replicas, REPL_AOF to the log only, REPL_REPLICA
 # (and its alias REPL_SLAVE) to the replicas only, REPL_NONE nowhere. What
 # shows it: each key written under one mode, read (a) on the primary, (b) on
-# its replica, linked before the writes, (c) on the primary restarted from
-# its append-only log alone (appendonly yes, save "").
+# its replica, linked before the writes, (c) on a replica of that replica (a
+# chain: it gets what the replica applied), (d) on the primary restarted from
+# its append-only log alone (appendonly yes, save ""), (e) on the replica
+# restarted from its own append-only log alone (no replicaof): Redis's
+# replica logs what it applied, so (e) is (b). zarisd's replica used to keep
+# the primary's tags in its own stream: its log replayed the REPL_AOF writes
+# and passed over the REPL_REPLICA ones, and so did its own replica.
 #
 #   * one script per mode (and one with no set_repl at all); one script that
 #     switches modes between its writes; a REPL_AOF script inside MULTI/EXEC
@@ -45,24 +50,25 @@ LIB_CODE = ("#!lua name=replib\nredis.register_function('quiet_set', function(ke
 VALUES = "return {redis.REPL_ALL, redis.REPL_AOF, redis.REPL_REPLICA, redis.REPL_SLAVE, redis.REPL_NONE}"
 REFUSALS = ("redis.set_repl(99)", "redis.set_repl()", "redis.set_repl(1, 2)")
 
-# {key: (on the primary, on the replica, on the primary restarted from its log)}
+# {key: (on the primary, on the replica, on the replica's replica, on the
+#  primary restarted from its log, on the replica restarted from its log)}
 EXPECTED = {
-    "k:all": (b"plain", b"plain", b"plain"),
-    "k:all2": (b"REPL_ALL", b"REPL_ALL", b"REPL_ALL"),
-    "k:aof": (b"REPL_AOF", None, b"REPL_AOF"),
-    "k:replica": (b"REPL_REPLICA", b"REPL_REPLICA", None),
-    "k:slave": (b"REPL_SLAVE", b"REPL_SLAVE", None),
-    "k:none": (b"REPL_NONE", None, None),
-    "k:string": (b"string", None, None),
-    "m1": (b"m1", b"m1", b"m1"),
-    "m2": (b"m2", None, None),
-    "m3": (b"m3", None, b"m3"),
-    "m4": (b"1", b"1", b"1"),
-    "t:plain": (b"multi", b"multi", b"multi"),
-    "t:aof": (b"in-multi", None, b"in-multi"),
-    "f:none": (b"fn", None, None),
-    "fence": (b"1", b"1", b"1"),
-    LIBRARY: (b"replib", b"replib", b"replib"),
+    "k:all": (b"plain", b"plain", b"plain", b"plain", b"plain"),
+    "k:all2": (b"REPL_ALL", b"REPL_ALL", b"REPL_ALL", b"REPL_ALL", b"REPL_ALL"),
+    "k:aof": (b"REPL_AOF", None, None, b"REPL_AOF", None),
+    "k:replica": (b"REPL_REPLICA", b"REPL_REPLICA", b"REPL_REPLICA", None, b"REPL_REPLICA"),
+    "k:slave": (b"REPL_SLAVE", b"REPL_SLAVE", b"REPL_SLAVE", None, b"REPL_SLAVE"),
+    "k:none": (b"REPL_NONE", None, None, None, None),
+    "k:string": (b"string", None, None, None, None),
+    "m1": (b"m1", b"m1", b"m1", b"m1", b"m1"),
+    "m2": (b"m2", None, None, None, None),
+    "m3": (b"m3", None, None, b"m3", None),
+    "m4": (b"1", b"1", b"1", b"1", b"1"),
+    "t:plain": (b"multi", b"multi", b"multi", b"multi", b"multi"),
+    "t:aof": (b"in-multi", None, None, b"in-multi", None),
+    "f:none": (b"fn", None, None, None, None),
+    "fence": (b"1", b"1", b"1", b"1", b"1"),
+    LIBRARY: (b"replib", b"replib", b"replib", b"replib", b"replib"),
 }
 KEYS = [k for k in EXPECTED if k != LIBRARY]
 
@@ -82,12 +88,18 @@ def scenario(engine):
     pdir, rdir = data_dir("zaris-setrepl-p-"), data_dir("zaris-setrepl-r-")
     redis_only = ["--repl-diskless-sync-delay", "0", "--appendfsync", "always"] if engine == "redis" else []
     threads = None if engine == "redis" else 2
+    sdir = data_dir("zaris-setrepl-s-")
     p = start_server(engine, extra=redis_only + ["--dir", pdir, "--appendonly", "yes", "--save", ""],
                      threads=threads, name=engine + "-primary")
-    r = start_server(engine, extra=["--dir", rdir, "--appendonly", "no", "--save", "",
-                                    "--replicaof", "%s %d" % (HOST, p.port)], threads=threads, name=engine + "-replica")
-    pc, rc = p.client(), r.client()
+    logged = ["--dir", rdir, "--appendonly", "yes", "--save", ""]
+    r = start_server(engine, extra=redis_only + logged + ["--replicaof", "%s %d" % (HOST, p.port)],
+                     threads=threads, name=engine + "-replica")
+    sub = start_server(engine, extra=["--dir", sdir, "--appendonly", "no", "--save", "",
+                                      "--replicaof", "%s %d" % (HOST, r.port)], threads=threads,
+                       name=engine + "-replica-of-replica")
+    pc, rc, sc = p.client(), r.client(), sub.client()
     ok(wait_link(rc), "%s: the replica is linked before the writes" % engine) or diag(sync_state(pc, rc))
+    ok(wait_link(sc), "%s: the replica's replica is linked before the writes" % engine) or diag(sync_state(rc, sc))
     replies = []
 
     def call(*args):
@@ -109,24 +121,32 @@ def scenario(engine):
         call("EVAL", body, "0")
     call("SET", "fence", "1")
     ok(wait_in_sync(pc, rc), "%s: the replica is in sync after the fence" % engine) or diag(sync_state(pc, rc))
-    on_primary, on_replica = look(pc), look(rc)
+    ok(wait_in_sync(rc, sc), "%s: the replica's replica is in sync after the fence" % engine) or \
+        diag(sync_state(rc, sc))
+    on_primary, on_replica, on_sub = look(pc), look(rc), look(sc)
+    sc.close()
+    sub.cleanup()
     rc.close()
+    r.cleanup()  # a clean shutdown: its log is complete
+    alone = start_server(engine, extra=logged, threads=threads, name=engine + "-replica-alone")
+    with alone.client() as lc:
+        replica_log = look(lc)
+    alone.cleanup()
     pc.close()
-    r.cleanup()
     p.restart(same_port=True)
     with p.client() as lc:
-        after_restart = look(lc)
+        primary_log = look(lc)
     p.cleanup()
-    return {k: (on_primary[k], on_replica[k], after_restart[k]) for k in EXPECTED}, replies
+    return {k: (on_primary[k], on_replica[k], on_sub[k], primary_log[k], replica_log[k]) for k in EXPECTED}, replies
 
 
 redis_table, redis_replies = scenario("redis")
 zaris_table, zaris_replies = scenario("zarisd")
 for key in EXPECTED:
-    is_(redis_table[key], EXPECTED[key], "redis-server: %s on the primary, the replica, after the restart" % key)
-    is_(zaris_table[key], EXPECTED[key], "zarisd: %s on the primary, the replica, after the restart" % key)
-    is_(zaris_table[key], redis_table[key], "zarisd: %s on the primary, the replica, after the restart as "
-        "redis-server" % key)
+    where = "on the primary, its replica, the replica's replica, the primary and the replica restarted from their logs"
+    is_(redis_table[key], EXPECTED[key], "redis-server: %s %s" % (key, where))
+    is_(zaris_table[key], EXPECTED[key], "zarisd: %s %s" % (key, where))
+    is_(zaris_table[key], redis_table[key], "zarisd: %s %s, as redis-server" % (key, where))
 is_(len(zaris_replies), len(redis_replies), "zarisd: as many replies as redis-server")
 for i, (z, rd) in enumerate(zip(zaris_replies, redis_replies)):
     is_(z, rd, "zarisd: reply %d as redis-server's (%r)" % (i, rd[:60]))

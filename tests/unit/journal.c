@@ -98,6 +98,7 @@ static void tail_tests(void)
 	ok(!jr_parse_cmd(bad, plen - 1, &rc), "a tail field cut short: refused");
 	rc.dest = 99;
 	ok(jr_parse_cmd(pl, plen, &rc) && rc.dest == 0, "no destination field: for both");
+	ok(rc.dest_at == 0, "no destination field: nothing for a replica to rewrite");
 
 	/* JR_TAIL_DEST (redis.set_repl): parsed into dest, after other fields;
 	 * a value this build does not know reads as for both; a bad varint
@@ -106,6 +107,31 @@ static void tail_tests(void)
 	ok(parse_dest_record(&b, "\x02", &rc) && rc.dest == JR_DEST_REPLICAS, "destination: replicas only");
 	ok(parse_dest_record(&b, "\x07", &rc) && rc.dest == 0, "an unknown destination: for both");
 	ok(!parse_dest_record(&b, "\x80", &rc), "a destination cut short: refused");
+	ok(parse_dest_record(&b, "\x03", &rc) && rc.dest == JR_DEST_NONE, "destination: nobody");
+	ok(parse_dest_record(&b, "\x04", &rc) && rc.dest == 0, "destination: everyone, as without it");
+	/* a replica's copy: rewritten to what the replica did, in place */
+	static const struct {
+		const char *from;
+		unsigned char to;
+		unsigned dest;
+	} as_replica[] = { { "\x01", JR_DEST_NONE, JR_DEST_NONE },
+			   { "\x02", JR_DEST_ALL, 0 },
+			   { "\x03", JR_DEST_NONE, JR_DEST_NONE },
+			   { "\x04", JR_DEST_ALL, 0 } };
+	for (size_t i = 0; i < sizeof(as_replica) / sizeof(as_replica[0]); i++) {
+		bool parsed = parse_dest_record(&b, as_replica[i].from, &rc);
+		unsigned char copy[256];
+		size_t n = rc.plen;
+		memcpy(copy, rc.payload, n);
+		jr_cmd_dest_as_replica(copy, &rc);
+		struct jr_cmd again;
+		ok(parsed && n == rc.plen && copy[rc.dest_at] == as_replica[i].to &&
+			   !memcmp(copy, rc.payload, rc.dest_at) &&
+			   !memcmp(copy + rc.dest_at + 1, rc.payload + rc.dest_at + 1, n - rc.dest_at - 1) &&
+			   jr_parse_cmd(copy, n, &again) && again.dest == as_replica[i].dest,
+		   "a replica's copy of destination %u: %u, nothing else changed",
+		   (unsigned)as_replica[i].from[0], (unsigned)as_replica[i].to);
+	}
 	struct jbuf d1, d2;
 	jbuf_init(&d1);
 	jbuf_init(&d2);
@@ -199,7 +225,7 @@ static void tail_tests(void)
 
 int main(void)
 {
-	plan(49);
+	plan(56);
 	tail_tests();
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");

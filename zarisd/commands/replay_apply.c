@@ -44,7 +44,8 @@ struct replay_applier {
 	size_t capshards;
 	replay_applied_fn applied;
 	void *applied_ctx;
-	unsigned skip_dest; /* the JR_DEST_* records this applier passes over (never 0) */
+	unsigned skip_dest; /* the JR_DEST_* records this applier passes over (never 0),
+			     besides JR_DEST_NONE, which every one does */
 };
 
 void replay_applier_set_hook(struct replay_applier *ra, replay_applied_fn fn, void *ctx)
@@ -263,6 +264,13 @@ static int prepare(struct replay_applier *ra, const struct jr_cmd *rec, size_t *
 	return 0;
 }
 
+/* Whether REC is not for this kind of consumer (redis.set_repl's tags, as
+ * the primary wrote them or as a replica rewrote them: format.h). */
+static bool skipped(const struct replay_applier *ra, const struct jr_cmd *rec)
+{
+	return rec->dest && (rec->dest == ra->skip_dest || rec->dest == JR_DEST_NONE);
+}
+
 int replay_record_shard(void *arg, const struct jr_cmd *rec)
 {
 	struct replay_applier *ra = arg;
@@ -270,7 +278,7 @@ int replay_record_shard(void *arg, const struct jr_cmd *rec)
 	size_t n;
 	bool wholedb;
 	int shard = -1;
-	if (rec->dest == ra->skip_dest)
+	if (skipped(ra, rec))
 		return -1;
 	if (prepare(ra, rec, &n, &wholedb, err, sizeof(err)) == 0 && !wholedb &&
 	    store_shards_normalize(ra->shards, (int)n) == 1)
@@ -284,7 +292,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 	struct replay_applier *ra = arg;
 	struct client *c = &ra->c;
 	struct store *s = c->srv->store;
-	if (__builtin_expect(rec->dest == ra->skip_dest, 0)) {
+	if (__builtin_expect(skipped(ra, rec), 0)) {
 		/* not for this kind of consumer (redis.set_repl): nothing runs,
 		 * and a replica's stream still keeps it in its place */
 		if (ra->applied)

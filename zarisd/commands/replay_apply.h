@@ -26,9 +26,10 @@ struct replay_applier;
  * replay's, or (LINK) a replica link's. A record tagged for one kind of
  * consumer (JR_TAIL_DEST, a script's redis.set_repl) is applied by that
  * kind only: a link's applier passes over the records only the log
- * replays, the log's over those only replicas apply; a record passed
- * over still goes to the hook (below), so it keeps its place in the
- * replica's stream. */
+ * replays, the log's over those only replicas apply, and both over those
+ * a replica's stream says nobody applies (JR_DEST_NONE: a replica's copy
+ * of a log-only record); a record passed over still goes to the hook
+ * (below), so it keeps its place in the replica's stream. */
 struct replay_applier *replay_applier_new(struct server *srv, bool link);
 void replay_applier_free(struct replay_applier *ra);
 

@@ -423,6 +423,7 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 	out->vers.end = r.p;
 	out->tail = r;
 	out->dest = 0;
+	out->dest_at = 0;
 	uint64_t type;
 	const char *p;
 	size_t n;
@@ -434,11 +435,25 @@ bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out)
 		uint64_t dest;
 		if (!jrd_varint(&f, &dest))
 			return false;
-		/* a value this build does not know reads as "for both" */
-		if (dest == JR_DEST_LOG || dest == JR_DEST_REPLICAS)
+		/* JR_DEST_ALL, and a value this build does not know, read as
+		 * "for both" */
+		if (dest == JR_DEST_LOG || dest == JR_DEST_REPLICAS || dest == JR_DEST_NONE)
 			out->dest = (unsigned)dest;
+		/* the writers' one-byte value, which a replica rewrites */
+		if (n == 1)
+			out->dest_at = (size_t)((const unsigned char *)p - payload);
 	}
 	return t == 0;
+}
+
+void jr_cmd_dest_as_replica(unsigned char *copy, const struct jr_cmd *rec)
+{
+	if (!rec->dest_at)
+		return;
+	if (copy[rec->dest_at] == JR_DEST_LOG)
+		copy[rec->dest_at] = JR_DEST_NONE;
+	else if (copy[rec->dest_at] == JR_DEST_REPLICAS)
+		copy[rec->dest_at] = JR_DEST_ALL;
 }
 
 void jr_meta_put(struct jbuf *b, const struct store_meta_fields *f)

@@ -81,6 +81,10 @@ enum jr_kind {
 #define JR_TAIL_DEST 2
 #define JR_DEST_LOG 1	   /* only the append-only log replays it (REPL_AOF) */
 #define JR_DEST_REPLICAS 2 /* only replicas apply it (REPL_REPLICA) */
+/* What a replica makes of those two in its own stream (jr_cmd_dest_as_replica),
+ * so that its own log and its own replicas do what it did: */
+#define JR_DEST_NONE 3 /* a JR_DEST_LOG record it passed over: nobody applies it */
+#define JR_DEST_ALL 4  /* a JR_DEST_REPLICAS record it applied: everyone does (as without the field) */
 
 /* Tail field of JR_SNAP_STR and JR_SNAP_OBJ: the key's metadata (labels,
  * entity, content-type; store.h store_meta_fields): varint label count,
@@ -196,13 +200,24 @@ struct jr_cmd {
 	unsigned nver;
 	struct jreader vers;	      /* positioned at the first version */
 	struct jreader tail;	      /* the tail fields (empty in version 1) */
-	unsigned dest;		      /* JR_TAIL_DEST's JR_DEST_*, or 0: for the log and replicas */
+	unsigned dest;		      /* JR_DEST_LOG, _REPLICAS or _NONE; 0: for the log and replicas */
+	size_t dest_at;		      /* offset in the payload of JR_TAIL_DEST's value byte, or 0 */
 	const unsigned char *payload; /* the whole payload parsed (kind byte first) */
 	size_t plen;
 };
 /* Parses a JR_CMD payload (kind byte included), its tail checked; false
  * when malformed. */
 bool jr_parse_cmd(const unsigned char *payload, size_t plen, struct jr_cmd *out);
+/* COPY holds REC's payload (parsed from another buffer), about to go into
+ * a replica's own stream: its JR_TAIL_DEST, if any, is rewritten from the
+ * primary's view to the replica's (JR_DEST_LOG to JR_DEST_NONE,
+ * JR_DEST_REPLICAS to JR_DEST_ALL), in place, one byte for one, so the
+ * record keeps its length and its offset in the stream stays the
+ * primary's. The replica's log replays, and its own replicas apply, what
+ * the replica applied (Redis's replica logs and passes on the stream it
+ * applied, which never held the master's log-only commands). The frame's
+ * checksum is the caller's (the stream seals what it takes). */
+void jr_cmd_dest_as_replica(unsigned char *copy, const struct jr_cmd *rec);
 /* Reads the argument count of the next command of CMDS (then read each
  * argument with jrd_bytes); false when malformed. */
 bool jr_next_argc(struct jreader *cmds, uint64_t *argc);

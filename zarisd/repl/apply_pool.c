@@ -190,6 +190,8 @@ void apply_pool_add(struct apply_pool *p, const struct jr_cmd *rec, unsigned sha
 	jbuf_u32(&p->arena, (uint32_t)rec->plen);
 	jbuf_u32(&p->arena, 0); /* the stream seals it when it is taken */
 	jbuf_put(&p->arena, rec->payload, rec->plen);
+	/* the copy is what goes to our stream (and is applied from) */
+	jr_cmd_dest_as_replica(p->arena.p + br->off + JR_FRAME_HEADER, rec);
 	br->len = p->arena.len - br->off;
 	struct partition *pt = &p->parts[shard % p->nthreads];
 	if (pt->n == pt->cap) {

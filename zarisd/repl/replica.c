@@ -282,6 +282,7 @@ static void applied(void *ctx, const struct jr_cmd *rec)
 	jbuf_u32(&a->frame, (uint32_t)rec->plen);
 	jbuf_u32(&a->frame, 0); /* the stream seals it when it is taken */
 	jbuf_put(&a->frame, rec->payload, rec->plen);
+	jr_cmd_dest_as_replica(a->frame.p + JR_FRAME_HEADER, rec);
 	note_rc(a, stream_append_frame(a->l->r->srv->stream, a->frame.p, a->frame.len, NULL));
 }
 
