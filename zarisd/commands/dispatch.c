@@ -545,6 +545,40 @@ void dispatch_refuse_busy(struct client *c, const struct command *cmd)
 	reject(c, &c->stats->cmd[cmd->id]);
 }
 
+/* Set while this thread serves its other clients from inside a wait for
+ * a shard lock (wait_serving): a command so served that needs shard locks
+ * (WATCH: the busy gate admits it) is paused, not run, as on the busy
+ * script's own worker. This thread may hold the very lock it needs (a
+ * set taken in order, a blocked client's key), and locks are not
+ * recursive. */
+static _Thread_local bool tl_serving_from_wait;
+
+/* store.h's wait hook while client C's request runs (dispatch_wait_begin):
+ * once a script has gone past busy-reply-threshold it may hold the lock
+ * waited for as long as it runs, so C's worker serves its other clients
+ * meanwhile (-BUSY to most: admit), as the script's own worker does from
+ * the script's hook; C's request goes on waiting. Called about once a
+ * millisecond while the wait lasts. */
+static void wait_serving(void *arg)
+{
+	struct client *c = arg;
+	if (!script_any_busy() || !c->srv->serve_others || tl_serving_from_wait)
+		return;
+	tl_serving_from_wait = true;
+	c->srv->serve_others(c);
+	tl_serving_from_wait = false;
+}
+
+struct store_wait_hook dispatch_wait_begin(struct client *c)
+{
+	return store_set_wait_hook(wait_serving, c);
+}
+
+void dispatch_wait_end(struct store_wait_hook prev)
+{
+	store_set_wait_hook(prev.fn, prev.arg);
+}
+
 /* store_lock_*_unless's question while a shard lock is waited for: has a
  * script gone past busy-reply-threshold? It may be the holder, for as long
  * as it runs, and this worker must answer its clients -BUSY meanwhile as
@@ -627,7 +661,8 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 		 * request, until the script has ended (on another worker it
 		 * tries them, and waits the same way if the script holds one:
 		 * run_command) */
-		if ((cmd->first_key > 0 || cmd->keynum_index > 0) && script_running_here()) {
+		if ((cmd->first_key > 0 || cmd->keynum_index > 0) &&
+		    (script_running_here() || tl_serving_from_wait)) {
 			*paused = true;
 			return NULL;
 		}
@@ -716,7 +751,9 @@ enum dispatch_result dispatch_command(struct client *c)
 {
 	/* c->key_hash may come from the caller for this argv (cmd_key_hash);
 	 * argv is reused by the next request, so it never outlives this one */
+	struct store_wait_hook prev = dispatch_wait_begin(c);
 	enum dispatch_result r = run_command(c);
+	dispatch_wait_end(prev);
 	c->key_hash_argv = NULL;
 	return r;
 }

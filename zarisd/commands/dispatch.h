@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "zarisd/store/store.h"
+
 struct client;
 struct server;
 struct worker_stats;
@@ -99,5 +101,13 @@ bool dispatch_lock_shards(struct client *c, const unsigned *shards, int nshards,
 void dispatch_refuse_busy(struct client *c, const struct command *cmd);
 void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0);
 void dispatch_batch_end(struct client *c);
+/* Until dispatch_wait_end(the hook returned), a wait of this thread for a
+ * shard lock that another thread holds serves C's worker's other clients
+ * once a script has gone past busy-reply-threshold (-BUSY to most, as the
+ * script's own worker serves them), and the wait goes on: the store's
+ * wait hook (store.h), which dispatch_command sets around every command,
+ * for a request that takes shard locks outside it (the RF1 batch). */
+struct store_wait_hook dispatch_wait_begin(struct client *c);
+void dispatch_wait_end(struct store_wait_hook prev);
 
 #endif

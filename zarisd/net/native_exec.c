@@ -384,6 +384,9 @@ static enum native_exec_result run_grouped(struct native_exec *x, struct client 
 		qsort(admitted, n, sizeof(*admitted), by_shard);
 	}
 	struct store *store = c->srv->store;
+	/* a shard a busy script holds is waited for with the worker's other
+	 * clients served, as in dispatch_command */
+	struct store_wait_hook prev = dispatch_wait_begin(c);
 	for (unsigned k = 0; k < n;) {
 		unsigned shard = admitted[k]->shard;
 		store_lock(store, shard);
@@ -400,6 +403,7 @@ static enum native_exec_result run_grouped(struct native_exec *x, struct client 
 	c->argv = NULL;
 	c->argc = 0;
 	dispatch_batch_end(c);
+	dispatch_wait_end(prev);
 	if (held_at < req->nops)
 		return hold(r, held_at, resume); /* the ops before it ran: their results go out now */
 	return NATIVE_EXEC_DONE;

@@ -245,7 +245,8 @@ static unsigned pool_populate(struct store *s, enum store_evict_policy policy, i
 			continue;
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
-		zr_lock(&sh->lock);
+		if (!shard_lock_briefly(sh)) /* a busy script's: sampled elsewhere */
+			continue;
 		unsigned n = 0;
 		if (vol) {
 			for (int i = 0; i < samples && d->nvol; i++)
@@ -278,7 +279,10 @@ static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 		struct shard *sh = store_shard(s, store_shard_index(s, c->hash));
 		struct dict *d = &sh->db[c->db];
 		bool done = false;
-		zr_lock(&sh->lock);
+		if (!shard_lock_briefly(sh)) { /* a busy script's: the next candidate */
+			cand_release(c);
+			continue;
+		}
 		struct entry **link = dict_find(d, c->hash, c->key, c->klen);
 		if (link && (!policy_is_volatile(policy) || entry_has_ttl(*link))) {
 			store_event(s, STORE_EVENT_EVICTED, c->db, *link);
@@ -307,7 +311,8 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
 		bool done = false;
-		zr_lock(&sh->lock);
+		if (!shard_lock_briefly(sh)) /* a busy script's: another database */
+			continue;
 		struct entry *e = NULL;
 		if (vol)
 			e = d->nvol ? d->vol[dict_rand(&sh->rnd) % d->nvol] : NULL;

@@ -92,9 +92,10 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		bool any = false;
 		for (unsigned db = 0; db < s->ndb && !any; db++)
 			any = (expire && dict_vkeys(&sh->db[db]) > 0) || dict_rehashing_unlocked(&sh->db[db]);
-		if (!any)
+		/* a shard held for long (a busy script's) waits for the
+		 * next cycle */
+		if (!any || !shard_lock_briefly(sh))
 			continue;
-		zr_lock(&sh->lock);
 		for (unsigned db = 0; db < s->ndb; db++) {
 			struct dict *d = &sh->db[db];
 			if (expire && d->nvol)

@@ -192,6 +192,46 @@ unsigned store_shard_of(const struct store *s, const char *key, size_t klen)
 /* --- locking ---------------------------------------------------------------- */
 
 _Thread_local bool store_all_locked;
+static _Thread_local struct store_wait_hook tl_wait_hook;
+
+struct store_wait_hook store_set_wait_hook(store_wait_fn fn, void *arg)
+{
+	struct store_wait_hook prev = tl_wait_hook;
+	tl_wait_hook.fn = fn;
+	tl_wait_hook.arg = arg;
+	return prev;
+}
+
+/* zr_lock_wait_unless's question, turned into the hook's call: never
+ * gives up. */
+static bool call_wait_hook(void *arg)
+{
+	(void)arg;
+	tl_wait_hook.fn(tl_wait_hook.arg);
+	return false;
+}
+
+/* zr_lock_wait_unless's question for shard_lock_briefly: no before the
+ * first sleep, yes at the first look after it (about a millisecond). */
+static bool after_one_sleep(void *arg)
+{
+	unsigned *looks = arg;
+	return ++*looks > 1;
+}
+
+bool shard_lock_briefly(struct shard *sh)
+{
+	unsigned looks = 0;
+	return zr_lock_unless(&sh->lock, after_one_sleep, &looks);
+}
+
+void shard_lock_wait(struct shard *sh)
+{
+	if (tl_wait_hook.fn)
+		zr_lock_wait_unless(&sh->lock, call_wait_hook, NULL);
+	else
+		zr_lock_wait(&sh->lock);
+}
 
 void store_lock(struct store *s, unsigned shard)
 {
@@ -205,8 +245,9 @@ void store_unlock(struct store *s, unsigned shard)
 
 bool store_lock_all(struct store *s)
 {
+	assert(!store_all_locked);
 	for (unsigned i = 0; i < s->nshards; i++)
-		zr_lock(&store_shard(s, i)->lock);
+		shard_lock(store_shard(s, i));
 	store_all_locked = true;
 	return true;
 }

@@ -163,6 +163,20 @@ bool store_lock_unless(struct store *s, unsigned shard, store_give_up_fn give_up
 bool store_lock_set_unless(struct store *s, const unsigned *shards, int n, store_give_up_fn give_up,
 			   void *arg);
 bool store_lock_all_unless(struct store *s, store_give_up_fn give_up, void *arg);
+/* This thread's wait hook: while the thread waits for a shard lock that
+ * another thread holds — in store_lock, store_lock_set, store_lock_all and
+ * in every store function that locks shards itself (the whole-keyspace
+ * walks) — FN(ARG) is called before the first sleep and then about every
+ * millisecond, and the wait goes on. FN NULL: none (the default). Returns
+ * the hook it replaces, for the caller to put back. The dispatcher's: a
+ * worker whose request waits for a shard a busy script holds serves its
+ * other clients meanwhile, as the script's own worker does. */
+typedef void (*store_wait_fn)(void *arg);
+struct store_wait_hook {
+	store_wait_fn fn;
+	void *arg;
+};
+struct store_wait_hook store_set_wait_hook(store_wait_fn fn, void *arg);
 
 /* --- entries (pointers valid only under the entry's shard lock) ------------- */
 

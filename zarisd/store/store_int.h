@@ -154,10 +154,22 @@ static inline uint64_t shard_next_version(const struct store *s, struct shard *s
  * whole-keyspace functions, which lock shard by shard, then skip locking. */
 extern _Thread_local bool store_all_locked;
 
+/* The contended path of shard_lock: waits, calling the thread's wait
+ * hook (store_set_wait_hook) meanwhile. */
+void shard_lock_wait(struct shard *sh);
+
+/* Takes SH's lock for work that may pass over a shard this time (active
+ * expiry, eviction's samples and victims): false, without the lock, once
+ * another thread has held it for about a millisecond. A busy script holds
+ * its shards for seconds, and a worker must not wait that out in its
+ * timer or in front of a client's write. Ignores store_all_locked (as
+ * zr_lock): call holding no shard lock. */
+bool shard_lock_briefly(struct shard *sh);
+
 static inline void shard_lock(struct shard *sh)
 {
-	if (!store_all_locked)
-		zr_lock(&sh->lock);
+	if (!store_all_locked && !zr_trylock(&sh->lock))
+		shard_lock_wait(sh);
 }
 
 static inline void shard_unlock(struct shard *sh)

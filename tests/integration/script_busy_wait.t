@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+# script_busy_wait.t — a worker that waits for a shard lock a busy script
+# holds, anywhere but in the dispatcher's own locking, serves its other
+# clients meanwhile (zarisd, 2 workers, --shard-bits 0: one shard, so the
+# script holds every key).
+#
+# A read-only script loops on worker 1, past busy-reply-threshold. On
+# worker 0, one request that takes the shard lock itself, not through the
+# dispatcher, is sent just after the script started (admitted: the script
+# was not busy yet), and waits for the lock: KEYS, SCAN and RANDOMKEY (the
+# whole-keyspace walks), a script flagged allow-undeclared-keys (every
+# lock), a native-protocol RF1 GET (one lock per shard of the batch). One
+# case has no such request: worker 0's timer runs the active expiry over
+# its share of the shards, and the one shard holds keys with a TTL. Before
+# the fix each of them slept in the lock until the script ended, and no
+# other client of worker 0 got any answer (Redis answers every client
+# -BUSY past the threshold): now a PING on worker 0 gets -BUSY, SCRIPT KILL
+# from worker 0 is served and ends the script, and the waiting request
+# then gets its own reply (Redis answers it -BUSY: it came in behind the
+# script; zarisd had admitted it, as DIVERGENCES.md says). The PING and
+# SCRIPT KILL replies are compared with redis-server's for KEYS. A WATCH of
+# the held key sent on worker 0 meanwhile is answered +OK once the script
+# ended (paused: the waiting thread may itself hold a shard lock the WATCH
+# needs, and it must not wait for it from inside that wait).
+#
+# Ordering, not time: the request is sent a little after the script; had
+# it arrived first, it would have run before the script took the lock and
+# the checks would still hold. Waits are bounded; a failed case ends the
+# script with SCRIPT KILL from the script's own worker (served there).
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from zaris import *  # noqa: E402,F403
+import native as nw  # noqa: E402
+
+WAIT = 10.0 * SLOW
+BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+KILLED = b"-ERR Script killed by user"
+LOOP_RO = "local i = 0 while true do i = i + 1 end"
+UNDECLARED = "#!lua flags=allow-undeclared-keys\nreturn redis.call('get', 'held')"
+
+
+def reply_within(cl, what):
+    """CL's next reply's bytes, or ("no reply", WHAT) within WAIT."""
+    cl.settimeout(WAIT)
+    try:
+        return cl.read_reply().raw
+    except (OSError, ProtocolError) as e:
+        return ("no reply", what, type(e).__name__)
+
+
+def on_worker(srv, want):
+    """A new connection served by worker WANT (zarisd), any (redis-server)."""
+    for _ in range(64):
+        c = srv.client(timeout=WAIT)
+        w = worker_of(c)
+        if w is None or w == want:
+            return c
+        c.close()
+    raise RuntimeError("no connection landed on worker %d" % want)
+
+
+def busy_case(srv, prepare, volatile=False):
+    """PREPARE() (connects the waiter on worker 0, before the script runs:
+    a connection made meanwhile may land on the script's worker) gives
+    (send, receive) or None. Runs the busy script on worker 1 and SEND(),
+    then PINGs on worker 0 until -BUSY or no reply, SCRIPT KILL from worker
+    0, the script's reply and RECEIVE() (the waiter's reply). Returns a
+    dict of what each gave."""
+    res = {}
+    admin = srv.client()
+    admin.call("FLUSHALL")
+    admin.call("SET", "held", "v")
+    if volatile:
+        admin.pipeline([["SET", "ttl:%d" % i, "x", "EX", "100000"] for i in range(200)])
+    admin.call("CONFIG", "SET", "busy-reply-threshold", "300")
+    runner = on_worker(srv, 1)
+    rescuer = on_worker(srv, 1)
+    pinger = on_worker(srv, 0)
+    watcher = on_worker(srv, 0)
+    send, receive = prepare() if prepare else (None, None)
+    runner.send("EVAL", LOOP_RO, "1", "held")
+    time.sleep(0.05 * SLOW)  # ordering slack only: see the header
+    if send:
+        send()
+    r = None
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        pinger.send("PING")
+        r = reply_within(pinger, "PING on the waiting worker")
+        if r == BUSY or isinstance(r, tuple):
+            break
+        time.sleep(0.02)
+    res["ping"] = r
+    # WATCH is served while busy (Redis answers it at once); here it needs
+    # the lock the script holds, from a thread that may hold locks itself
+    # while it waits: paused, answered once the script ended
+    watcher.send("WATCH", "held")
+    if isinstance(r, tuple):
+        res["kill"] = ("not asked: worker 0 did not answer", rescuer.call("SCRIPT", "KILL").raw)
+    else:
+        pinger.send("SCRIPT", "KILL")
+        res["kill"] = reply_within(pinger, "SCRIPT KILL from the waiting worker")
+        if isinstance(res["kill"], tuple):
+            rescuer.call("SCRIPT", "KILL")
+    r = reply_within(runner, "the script's reply")
+    res["runner"] = r[:len(KILLED)] if isinstance(r, bytes) else r
+    res["waiter"] = receive() if receive else None
+    res["watch"] = reply_within(watcher, "WATCH")
+    pinger.send("PING")
+    res["ping_after"] = reply_within(pinger, "PING after")
+    for c in (admin, runner, rescuer, pinger, watcher):
+        c.close()
+    return res
+
+
+def resp_waiter(srv, *args):
+    """A prepare() for busy_case: ARGS from a connection of worker 0."""
+    def prepare():
+        c = on_worker(srv, 0)
+
+        def receive():
+            r = reply_within(c, " ".join(args))
+            c.close()
+            return r
+        return (lambda: c.send(*args)), receive
+    return prepare
+
+
+def native_waiter(srv, ctrl):
+    """A prepare() for busy_case: a native GET of the held key from a
+    native connection of worker 0 (found by INFO threads' connected
+    clients through CTRL)."""
+    def prepare():
+        c = None
+        for _ in range(64):
+            before = clients_per_worker(ctrl)
+            c = nw.NativeClient(srv.native_port, timeout=WAIT)
+            now = clients_per_worker(ctrl)
+            if [w for w in now if now[w] > before.get(w, 0)] == ["worker0"]:
+                break
+            c.close()
+            c = None
+        if c is None:
+            raise RuntimeError("no native connection landed on worker 0")
+        sent = {}
+
+        def send():
+            sent["id"] = c.send_request([nw.op_get("held")])
+
+        def receive():
+            try:
+                r = c.read_response(sent["id"], 1).results[0]
+                return (r.status, r.value.raw)
+            except (OSError, nw.Goodbye, nw.Closed) as e:
+                return ("no reply", type(e).__name__)
+            finally:
+                c.close()
+        return send, receive
+    return prepare
+
+
+redis = start_redis()
+zarisd = start_zarisd(threads=2, native=True, extra=["--shard-bits", "0", "--native-rf1", "yes"])
+require_eval(zarisd)
+nw._wait_native(zarisd)
+ctrl = zarisd.client()
+
+want = busy_case(redis, resp_waiter(redis, "KEYS", "*"))
+ok(want["ping"] == BUSY and want["waiter"] == BUSY, "redis-server answers -BUSY to the PING and to KEYS "
+   "(the premise): %r %r" % (want["ping"], want["waiter"]))
+
+CASES = [
+    ("the active expiry of worker 0's timer", None, lambda r: r is None, True),
+    ("KEYS *", ("KEYS", "*"), lambda r: r == b"*1\r\n$4\r\nheld\r\n", False),
+    ("SCAN 0 COUNT 100", ("SCAN", "0", "COUNT", "100"), lambda r: r == b"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nheld\r\n", False),
+    ("RANDOMKEY", ("RANDOMKEY",), lambda r: r == b"$4\r\nheld\r\n", False),
+    ("EVAL of an allow-undeclared-keys script", ("EVAL", UNDECLARED, "0"), lambda r: r == b"$1\r\nv\r\n", False),
+    ("a native RF1 GET", "native", lambda r: r == (0, b"$1\r\nv\r\n"), False),
+]
+for name, what, good, volatile in CASES:
+    if what is None:
+        prepare = None
+    elif what == "native":
+        prepare = native_waiter(zarisd, ctrl)
+    else:
+        prepare = resp_waiter(zarisd, *what)
+    got = busy_case(zarisd, prepare, volatile)
+    is_(got["ping"], BUSY, "%s waits for the busy script's shard: a PING on its worker gets -BUSY" % name)
+    is_(got["kill"], b"+OK\r\n", "%s: SCRIPT KILL from that worker is served" % name)
+    is_(got["runner"], KILLED, "%s: the script ended, killed" % name)
+    ok(good(got["waiter"]), "%s: then it gets its own reply (%r)" % (name, got["waiter"]))
+    is_(got["ping_after"], b"+PONG\r\n", "%s: the worker answers after" % name)
+    is_(got["watch"], b"+OK\r\n", "%s: a WATCH of the held key sent on that worker meanwhile is answered" % name)
+    if what == ("KEYS", "*"):
+        for k in ("ping", "kill", "runner", "ping_after", "watch"):
+            is_(got[k], want[k], "KEYS: %s as redis-server's (%r)" % (k, want[k]))
+ok(zarisd.alive(), "zarisd still runs")
+ctrl.close()
+redis.stop()
+zarisd.stop()
+done_testing()
