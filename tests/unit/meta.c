@@ -5,6 +5,7 @@
  * links or unlinks an entry (delete, expiry, overwrite, resize, TTL
  * change, RENAME, MOVE, COPY, FLUSHDB, SWAPDB), invalidation, the scan
  * cursor, a snapshot's pre-image, and the tail's encoding. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ static const char *scan_all(struct store *s, unsigned db, enum store_meta_kind k
 	uint64_t cur = 0;
 	int steps = 0;
 	do
-		cur = store_meta_scan(s, db, kind, name, strlen(name), cur, NOW, collect_key, &c);
+		assert(store_meta_scan(s, db, kind, name, strlen(name), &cur, NOW, collect_key, &c) == 0);
 	while (cur && ++steps < 100000);
 	qsort(c.keys, (size_t)c.n, sizeof(c.keys[0]), cmp_str);
 	size_t used = 0;

@@ -323,6 +323,49 @@ out:
 	obuf_free(&o);
 }
 
+/* reply_deferred_cancel: the reservation and what followed are taken
+ * back, within one chunk and across several; what came before stays, the
+ * counts follow, the obuf takes replies again. */
+static void test_deferred_cancel(void)
+{
+	struct obuf o;
+	struct reply_deferred d;
+	obuf_init(&o);
+	reply_ok(&o);
+	reply_deferred(&o, &d);
+	reply_bulk(&o, "a", 1);
+	reply_deferred_cancel(&o, &d);
+	reply_error(&o, "BUSY x");
+	EXPECT(&o, "+OK\r\n-BUSY x\r\n", "cancel within a chunk: the earlier reply and the new one");
+
+	size_t alloc0 = o.alloc;
+	reply_raw(&o, "+A\r\n", 4);
+	reply_deferred(&o, &d);
+	for (int i = 0; i < 20000; i++)
+		reply_bulk_ll(&o, i);
+	ok(o.head != o.tail, "the abandoned reply spans chunks");
+	reply_deferred_cancel(&o, &d);
+	ok(o.head == o.tail && o.alloc == alloc0,
+	   "cancel frees the chunks after the reservation's (alloc %zu, was %zu)", o.alloc, alloc0);
+	reply_long(&o, 7);
+	EXPECT(&o, "+A\r\n:7\r\n", "cancel across chunks: only what came before, then the new reply");
+
+	/* after part of the obuf was sent */
+	reply_raw(&o, "+SENT\r\n", 7);
+	obuf_consume(&o, 3);
+	reply_deferred(&o, &d);
+	reply_bulk(&o, "zz", 2);
+	reply_deferred_cancel(&o, &d);
+	EXPECT(&o, "NT\r\n", "cancel after a partial send keeps the unsent rest");
+
+	o.muted = true;
+	reply_deferred(&o, &d);
+	reply_deferred_cancel(&o, &d);
+	o.muted = false;
+	EXPECT(&o, "", "cancel on a muted obuf: nothing");
+	obuf_free(&o);
+}
+
 static void test_big_and_chunks(void)
 {
 	struct obuf o;
@@ -500,6 +543,7 @@ int main(void)
 	test_error_code();
 	test_encodings();
 	test_deferred();
+	test_deferred_cancel();
 	test_big_and_chunks();
 	return done_testing();
 }

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/tap.h"
+#include "zarisd/core/keyslot.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
@@ -113,6 +115,15 @@ static struct blob *blob_new(const char *s)
 }
 
 /* --- tests ------------------------------------------------------------------------ */
+
+/* A scan step of these tests never gives a wait up (no wait hook). */
+static void ok_scan(int rc)
+{
+	if (rc != 0) {
+		diag("store_scan: %d", rc);
+		abort();
+	}
+}
 
 static void test_basic(void)
 {
@@ -388,7 +399,7 @@ static void test_scan(unsigned bits)
 	uint64_t cur = 0;
 	int steps = 0, extra = 0, extra_del = 0;
 	do {
-		cur = store_scan(s, 0, cur, NOW, scan_visit, &ss);
+		ok_scan(store_scan(s, 0, &cur, NOW, scan_visit, &ss));
 		steps++;
 		/* Interleave writers: first grow hard (rehash), then shrink. */
 		if (steps < 200) {
@@ -418,7 +429,7 @@ static void test_scan(unsigned bits)
 	struct scan_seen ss2 = { calloc((size_t)nbase, 1), nbase, 0 };
 	cur = 0;
 	do
-		cur = store_scan(s, 0, cur, NOW, scan_visit, &ss2);
+		ok_scan(store_scan(s, 0, &cur, NOW, scan_visit, &ss2));
 	while (cur);
 	is_int(ss2.visits, nbase, "quiet scan visits each key once");
 	free(ss2.seen);
@@ -446,15 +457,15 @@ static void test_whole(void)
 	set_str(s, 0, "a2", "1", NOW + 10);
 	set_str(s, 1, "b", "2", -1);
 	struct count_ctx cc = { 0 };
-	ok(!store_random_key(s, 2, NOW, count_visit, &cc), "random key of an empty db");
-	ok(store_random_key(s, 1, NOW, count_visit, &cc) && !strcmp(cc.last, "b"), "random key");
+	is_int(store_random_key(s, 2, NOW, count_visit, &cc), 0, "random key of an empty db");
+	ok(store_random_key(s, 1, NOW, count_visit, &cc) == 1 && !strcmp(cc.last, "b"), "random key");
 	store_swapdb(s, 0, 1);
 	ok(exists(s, 0, "b", NOW) && exists(s, 1, "a", NOW) && !exists(s, 0, "a", NOW), "swapdb swapped");
 	is_int(store_dbsize(s, 1), 2, "dbsize follows swap");
 	is_int(store_expires_count(s, 1), 1, "expires count follows swap");
 	is_int(ttl_of(s, 1, "a2"), NOW + 10, "TTL follows swap");
 	cc.n = 0;
-	store_foreach(s, 1, NOW, count_visit, &cc);
+	is_int(store_foreach(s, 1, NOW, count_visit, &cc), 0, "foreach: no wait given up");
 	is_int(cc.n, 2, "foreach visits live keys");
 	cc.n = 0;
 	store_foreach(s, 1, NOW + 11, count_visit, &cc);
@@ -934,7 +945,7 @@ static void *stress_worker(void *p)
 			struct count_ctx cc = { 0 };
 			uint64_t cur = r % 4096;
 			for (int j = 0; j < 4; j++)
-				cur = store_scan(s, 0, cur, NOW, count_visit, &cc);
+				ok_scan(store_scan(s, 0, &cur, NOW, count_visit, &cc));
 			store_dbsize(s, 0);
 			break;
 		}
@@ -1014,6 +1025,86 @@ static void test_swapdb_all_locks(void)
 	set_str(s, 0, "x", "1", -1);
 	store_swapdb(s, 0, 1);
 	ok(exists(s, 1, "x", NOW) && !exists(s, 0, "x", NOW), "swapdb with 1024 shards");
+	store_destroy(s);
+}
+
+/* The wait hook (store_set_wait_hook): another thread holds the one
+ * shard; a walk asks the hook and stops when it says so, a lock that
+ * cannot give up asks and goes on waiting; shard_lock_briefly passes. */
+struct holder {
+	struct store *s;
+	_Atomic int held, release;
+};
+
+static void *hold_shard(void *arg)
+{
+	struct holder *h = arg;
+	store_lock(h->s, 0);
+	atomic_store(&h->held, 1);
+	while (!atomic_load(&h->release))
+		usleep(1000);
+	store_unlock(h->s, 0);
+	return NULL;
+}
+
+struct hook_calls {
+	int calls;
+	bool give_up;
+	struct holder *release_at_3; /* the hook lets the holder go at its third call */
+};
+
+static bool count_hook(void *arg)
+{
+	struct hook_calls *hc = arg;
+	if (++hc->calls == 3 && hc->release_at_3)
+		atomic_store(&hc->release_at_3->release, 1);
+	return hc->give_up;
+}
+
+static void test_wait_hook(void)
+{
+	struct store *s = store_create(1, 0); /* one shard */
+	set_str(s, 0, "k", "v", -1);
+	set_str(s, 0, "t", "v", NOW + 100000);
+	struct holder h = { .s = s };
+	pthread_t t;
+	pthread_create(&t, NULL, hold_shard, &h);
+	while (!atomic_load(&h.held))
+		usleep(1000);
+	struct hook_calls hc = { 0, true, NULL };
+	struct store_wait_hook prev = store_set_wait_hook(count_hook, &hc);
+	ok(prev.fn == NULL, "no wait hook by default");
+	struct count_ctx cc = { 0 };
+	is_int(store_foreach(s, 0, NOW, count_visit, &cc), -EBUSY, "foreach: the hook gives the wait up");
+	ok(hc.calls >= 1 && cc.n == 0, "foreach asked the hook (%d) and visited nothing", hc.calls);
+	uint64_t cur = 0;
+	is_int(store_scan(s, 0, &cur, NOW, count_visit, &cc), -EBUSY, "scan: given up");
+	is_int((int)cur, 0, "scan: the cursor unchanged");
+	is_int(store_random_key(s, 0, NOW, count_visit, &cc), -EBUSY, "random key: given up");
+	is_int(store_foreach_slot(s, 0, zr_key_slot("k", 1), NOW, count_visit, &cc), -EBUSY,
+	       "foreach_slot: given up");
+	cur = 0;
+	is_int(store_meta_scan(s, 0, STORE_META_LABEL, "l", 1, &cur, NOW, count_visit, &cc), -EBUSY,
+	       "meta scan: given up");
+	ok(!shard_lock_briefly(store_shard(s, 0)), "shard_lock_briefly passes a shard held for long");
+	/* the active expiry passes over it too, and returns (checked below) */
+	store_active_expire(s, 0, 1, NOW + 200000, 1000);
+	/* a lock that cannot give up asks the hook, and waits on */
+	hc = (struct hook_calls){ 0, true, &h };
+	store_lock(s, 0);
+	ok(hc.calls >= 3, "store_lock asked the hook while it waited (%d times) and then got the lock",
+	   hc.calls);
+	store_unlock(s, 0);
+	pthread_join(t, NULL);
+	is_int(store_dbsize(s, 0), 2, "the active expiry passed over the held shard");
+	hc = (struct hook_calls){ 0, true, NULL };
+	cc.n = 0;
+	is_int(store_foreach(s, 0, NOW, count_visit, &cc), 0,
+	       "foreach of a free shard: the hook is not asked");
+	ok(hc.calls == 0 && cc.n == 2, "visited both keys");
+	ok(shard_lock_briefly(store_shard(s, 0)), "shard_lock_briefly takes a free shard");
+	store_unlock(s, 0);
+	store_set_wait_hook(prev.fn, prev.arg);
 	store_destroy(s);
 }
 
@@ -1214,7 +1305,7 @@ static void test_replica_mode(void)
 	n = 0;
 	uint64_t cur = 0;
 	do
-		cur = store_scan(s, 0, cur, NOW, count_live, &n);
+		ok_scan(store_scan(s, 0, &cur, NOW, count_live, &n));
 	while (cur);
 	is_int(n, 1, "SCAN skips it");
 	for (int r = 0; r < 20; r++)
@@ -1283,5 +1374,6 @@ int main(void)
 	test_prefetch();
 	test_active_rehash();
 	test_threads();
+	test_wait_hook();
 	return done_testing();
 }

@@ -12,6 +12,7 @@
 
 #include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/core/keyslot.h"
 #include "zarisd/core/util.h"
@@ -176,7 +177,11 @@ void cmd_cluster_getkeysinslot(struct client *c)
 	struct reply_deferred d;
 	reply_deferred(&c->out, &d);
 	struct slot_keys sk = { &c->out, count, 0 };
-	store_foreach_slot(c->srv->store, c->db, (unsigned)slot, c->now_ms, add_slot_key, &sk);
+	if (store_foreach_slot(c->srv->store, c->db, (unsigned)slot, c->now_ms, add_slot_key, &sk) < 0) {
+		reply_deferred_cancel(&c->out, &d); /* a busy script holds the slot's shard */
+		dispatch_refuse_busy_here(c);
+		return;
+	}
 	reply_set_deferred(&c->out, &d, REPLY_AGG_ARRAY, sk.n);
 }
 

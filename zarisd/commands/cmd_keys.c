@@ -21,6 +21,7 @@
 #include "zarisd/commands/blocking.h"
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/dispatch.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
@@ -446,14 +447,21 @@ void cmd_keys(struct client *c)
 	if (!has_glob(pat, plen)) {
 		/* A literal pattern names at most one key: look at its shard only. */
 		unsigned sh = store_shard_of(s, pat, plen);
-		store_lock(s, sh);
+		if (!dispatch_lock_shards(c, &sh, 1, false)) { /* a busy script holds it */
+			reply_deferred_cancel(&c->out, &d);
+			dispatch_refuse_busy_here(c);
+			return;
+		}
 		struct entry *e = store_find_locked(s, c->db, pat, plen, c->now_ms,
 						    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
 		if (e)
 			keys_visit(e, &k);
 		store_unlock(s, sh);
-	} else {
-		store_foreach(s, c->db, c->now_ms, keys_visit, &k);
+	} else if (store_foreach(s, c->db, c->now_ms, keys_visit, &k) < 0) {
+		/* a busy script holds a shard: -BUSY, not half the keys */
+		reply_deferred_cancel(&c->out, &d);
+		dispatch_refuse_busy_here(c);
+		return;
 	}
 	reply_set_deferred(&c->out, &d, REPLY_AGG_ARRAY, k.n);
 }
@@ -477,9 +485,13 @@ void cmd_scan(struct client *c)
 	struct scan_out so;
 	if (!scan_arg_cursor(c, 1, &cursor) || !scan_arg_opts(c, 2, true, &so))
 		return;
-	do
-		cursor = store_scan(c->srv->store, c->db, cursor, c->now_ms, scan_visit, &so);
-	while (scan_more(&so, cursor));
+	do {
+		if (store_scan(c->srv->store, c->db, &cursor, c->now_ms, scan_visit, &so) < 0) {
+			scan_discard(&so); /* a busy script holds a shard */
+			dispatch_refuse_busy_here(c);
+			return;
+		}
+	} while (scan_more(&so, cursor));
 	scan_reply(c, cursor, &so);
 }
 
@@ -500,7 +512,12 @@ static void random_visit(const struct entry *e, void *arg)
 void cmd_randomkey(struct client *c)
 {
 	struct random_ctx r = { .key = NULL };
-	if (!store_random_key(c->srv->store, c->db, c->now_ms, random_visit, &r)) {
+	int found = store_random_key(c->srv->store, c->db, c->now_ms, random_visit, &r);
+	if (found < 0) { /* a busy script holds the shard drawn */
+		dispatch_refuse_busy_here(c);
+		return;
+	}
+	if (!found) {
 		reply_null(&c->out);
 		return;
 	}

@@ -18,6 +18,7 @@
 
 #include "zarisd/cluster/cluster.h"
 #include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/commands/notify.h"
 #include "zarisd/commands/scanutil.h"
@@ -297,10 +298,14 @@ void cmd_metascan(struct client *c)
 		return;
 	size_t nlen;
 	const char *name = cmd_arg(c, 3, &nlen);
-	do
-		cursor = store_meta_scan(c->srv->store, c->db, kind, name, nlen, cursor, c->now_ms,
-					 metascan_visit, &so);
-	while (scan_more(&so, cursor));
+	do {
+		if (store_meta_scan(c->srv->store, c->db, kind, name, nlen, &cursor, c->now_ms,
+				    metascan_visit, &so) < 0) {
+			scan_discard(&so); /* a busy script holds a shard */
+			dispatch_refuse_busy_here(c);
+			return;
+		}
+	} while (scan_more(&so, cursor));
 	scan_reply(c, cursor, &so);
 }
 

@@ -434,7 +434,16 @@ static void run_all_locked(struct eval_ctx *x)
 	struct store *s = x->c->srv->store;
 	if (x->nheld)
 		store_unlock_set(s, x->held, x->nheld);
-	store_lock_all(s);
+	if (!dispatch_lock_shards(x->c, NULL, 0, true)) {
+		/* a busy script holds a shard: -BUSY, as the dispatcher answers
+		 * a command whose lock it holds; the declared keys' locks are
+		 * the dispatcher's to release (their wait serves the worker's
+		 * other clients: dispatch_wait_begin) */
+		if (x->nheld)
+			store_lock_set(s, x->held, x->nheld);
+		dispatch_refuse_busy_here(x->c);
+		return;
+	}
 	x->all = true;
 	script_count_all_locked();
 	execute(x, &x->c->out);

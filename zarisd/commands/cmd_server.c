@@ -12,6 +12,7 @@
 
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
+#include "zarisd/commands/dispatch.h"
 #include "zarisd/commands/handlers.h"
 #include "zarisd/server/latency.h"
 #include "zarisd/server/server.h"
@@ -65,7 +66,10 @@ static void debug_key_version(struct client *c)
 	size_t klen;
 	const char *key = cmd_arg(c, 2, &klen);
 	unsigned shard = store_shard_of(st, key, klen);
-	store_lock(st, shard);
+	if (!dispatch_lock_shards(c, &shard, 1, false)) { /* a busy script holds it */
+		dispatch_refuse_busy_here(c);
+		return;
+	}
 	struct entry *e = store_find_locked(st, c->db, key, klen, zr_time_ms(),
 					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
 	uint64_t v = e ? entry_version(e) : 0;
@@ -85,7 +89,10 @@ static void debug_object(struct client *c)
 	 * subcommand), so the shard lock is taken here */
 	unsigned shard = store_shard_of(st, key, klen);
 	char line[256];
-	store_lock(st, shard);
+	if (!dispatch_lock_shards(c, &shard, 1, false)) { /* a busy script holds it */
+		dispatch_refuse_busy_here(c);
+		return;
+	}
 	struct entry *e = store_find_locked(st, c->db, key, klen, zr_time_ms(),
 					    STORE_LOOKUP_NOTOUCH | STORE_LOOKUP_NOSTATS);
 	if (e) {

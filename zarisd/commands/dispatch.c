@@ -484,6 +484,10 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	propagate_end(c, cmd, token);
 	pubsub_command_end(c);
 	c->clock_end_us = zr_clock_us();
+	if (__builtin_expect(c->flags & CLIENT_REFUSED_BUSY, 0)) {
+		c->flags &= ~CLIENT_REFUSED_BUSY; /* counted as rejected already */
+		return;
+	}
 	int64_t dur = c->clock_end_us - t0;
 	if (dur < 0) /* moved to a CPU whose TSC is behind (zr_clock_us) */
 		dur = 0;
@@ -545,6 +549,12 @@ void dispatch_refuse_busy(struct client *c, const struct command *cmd)
 	reject(c, &c->stats->cmd[cmd->id]);
 }
 
+void dispatch_refuse_busy_here(struct client *c)
+{
+	dispatch_refuse_busy(c, c->cmd);
+	c->flags |= CLIENT_REFUSED_BUSY;
+}
+
 /* Set while this thread serves its other clients from inside a wait for
  * a shard lock (wait_serving): a command so served that needs shard locks
  * (WATCH: the busy gate admits it) is paused, not run, as on the busy
@@ -557,16 +567,20 @@ static _Thread_local bool tl_serving_from_wait;
  * once a script has gone past busy-reply-threshold it may hold the lock
  * waited for as long as it runs, so C's worker serves its other clients
  * meanwhile (-BUSY to most: admit), as the script's own worker does from
- * the script's hook; C's request goes on waiting. Called about once a
- * millisecond while the wait lasts. */
-static void wait_serving(void *arg)
+ * the script's hook, and a walk that can give up does (its handler
+ * answers -BUSY: dispatch_refuse_busy_here); any other wait goes on.
+ * Called about once a millisecond while the wait lasts. */
+static bool wait_serving(void *arg)
 {
 	struct client *c = arg;
-	if (!script_any_busy() || !c->srv->serve_others || tl_serving_from_wait)
-		return;
-	tl_serving_from_wait = true;
-	c->srv->serve_others(c);
-	tl_serving_from_wait = false;
+	if (!script_any_busy())
+		return false;
+	if (c->srv->serve_others && !tl_serving_from_wait) {
+		tl_serving_from_wait = true;
+		c->srv->serve_others(c);
+		tl_serving_from_wait = false;
+	}
+	return true; /* a walk gives up: -BUSY, as the dispatcher's own waits */
 }
 
 struct store_wait_hook dispatch_wait_begin(struct client *c)

@@ -99,6 +99,11 @@ bool dispatch_lock_shards(struct client *c, const unsigned *shards, int nshards,
  * rejected call; inside MULTI it dooms the transaction, and EXEC itself
  * discards it with EXECABORT (as Redis). */
 void dispatch_refuse_busy(struct client *c, const struct command *cmd);
+/* From the handler of the command C runs, which wrote nothing (or took
+ * it back) and changed nothing: a wait for a shard lock was given up (a
+ * store walk's -EBUSY). Answers as dispatch_refuse_busy, and the command
+ * counts as rejected, not as a call, as if the dispatcher had refused it. */
+void dispatch_refuse_busy_here(struct client *c);
 void dispatch_run_locked(struct client *c, const struct command *cmd, int64_t t0);
 void dispatch_batch_end(struct client *c);
 /* Until dispatch_wait_end(the hook returned), a wait of this thread for a

@@ -131,6 +131,11 @@ void scan_reply(struct client *c, uint64_t cursor, struct scan_out *so)
 		reply_bulk(&c->out, so->buf + off + sizeof(l), l);
 		off += sizeof(l) + l;
 	}
+	scan_discard(so);
+}
+
+void scan_discard(struct scan_out *so)
+{
 	ZR_FREE(so->buf);
 	so->used = so->cap = 0;
 	so->n = 0;

@@ -73,6 +73,8 @@ bool scan_more(struct scan_out *so, uint64_t cursor);
 
 /* Replies [CURSOR, [elements]] and frees what SO holds. */
 void scan_reply(struct client *c, uint64_t cursor, struct scan_out *so);
+/* Frees what SO holds, replying nothing (the walk gave up). */
+void scan_discard(struct scan_out *so);
 /* Replies [0, []]: the scan of a missing key (Redis's shared.emptyscan). */
 void scan_reply_empty(struct client *c);
 

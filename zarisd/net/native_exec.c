@@ -384,21 +384,28 @@ static enum native_exec_result run_grouped(struct native_exec *x, struct client 
 		qsort(admitted, n, sizeof(*admitted), by_shard);
 	}
 	struct store *store = c->srv->store;
-	/* a shard a busy script holds is waited for with the worker's other
-	 * clients served, as in dispatch_command */
+	/* serving the clients blocked on what the batch pushed may wait for a
+	 * busy script's shard: with the worker's other clients served, as in
+	 * dispatch_command */
 	struct store_wait_hook prev = dispatch_wait_begin(c);
 	for (unsigned k = 0; k < n;) {
 		unsigned shard = admitted[k]->shard;
-		store_lock(store, shard);
+		/* a busy script holds it: the group's ops are refused -BUSY,
+		 * as dispatch_command refuses a command whose lock it holds */
+		bool locked = dispatch_lock_shards(c, &shard, 1, false);
 		for (; k < n && admitted[k]->shard == shard; k++) {
 			struct native_exec_slot *sl = admitted[k];
 			set_op(x, c, req, sl->index);
 			c->now_ms = zr_wall_ms_at(sl->t0);
 			result_begin(r);
-			dispatch_run_locked(c, sl->cmd, sl->t0);
+			if (locked)
+				dispatch_run_locked(c, sl->cmd, sl->t0);
+			else
+				dispatch_refuse_busy(c, sl->cmd);
 			result_end(r, sl->index);
 		}
-		store_unlock(store, shard);
+		if (locked)
+			store_unlock(store, shard);
 	}
 	c->argv = NULL;
 	c->argc = 0;

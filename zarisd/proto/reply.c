@@ -498,6 +498,30 @@ void reply_deferred(struct obuf *o, struct reply_deferred *d)
 	ob_commit(o, REPLY_DEFERRED_MAX);
 }
 
+void reply_deferred_cancel(struct obuf *o, struct reply_deferred *d)
+{
+	struct obuf_chunk *c = d->chunk;
+	if (!c)
+		return;
+	assert(d->off + REPLY_DEFERRED_MAX <= c->used && c->sent <= d->off);
+	assert(c->data[d->off] == REPLY_DEFERRED_FILL);
+	/* nothing after the reservation was sent (reply.h's rules) */
+	size_t dropped = c->used - d->off;
+	c->used = d->off;
+	struct obuf_chunk *next = c->next;
+	c->next = NULL;
+	o->tail = c;
+	while (next) {
+		struct obuf_chunk *after = next->next;
+		assert(next->sent == 0);
+		dropped += next->used;
+		obuf_chunk_free(o, next);
+		next = after;
+	}
+	o->bytes -= dropped;
+	d->chunk = NULL;
+}
+
 void reply_set_deferred(struct obuf *o, struct reply_deferred *d, enum reply_agg type, long n)
 {
 	struct obuf_chunk *c = d->chunk;

@@ -118,6 +118,10 @@ enum reply_agg {
 void reply_deferred(struct obuf *o, struct reply_deferred *d);
 /* Writes the header reserved by D: N elements (pairs for a map). */
 void reply_set_deferred(struct obuf *o, struct reply_deferred *d, enum reply_agg type, long n);
+/* Takes back D's reservation and everything written to O after it (a
+ * reply abandoned halfway: the walk under it gave up), as if neither had
+ * been written. D must not have been filled. */
+void reply_deferred_cancel(struct obuf *o, struct reply_deferred *d);
 
 /* A fixed-size header reserved for bytes known only later (the native
  * protocol's frame and result headers): N contiguous bytes at the current

@@ -49,6 +49,10 @@ enum client_flag {
 	 * (JR_TAIL_DEST); REPL_NONE is CLIENT_NO_JOURNAL */
 	CLIENT_JOURNAL_LOG_ONLY = 1u << 17,
 	CLIENT_JOURNAL_REPLICAS_ONLY = 1u << 18,
+	/* the running command's handler answered -BUSY in its place (a wait
+	 * for a busy script's shard given up: dispatch_refuse_busy_here): a
+	 * rejected call, not a call */
+	CLIENT_REFUSED_BUSY = 1u << 19,
 };
 
 struct client {

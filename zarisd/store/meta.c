@@ -354,28 +354,35 @@ static void visit_key(const struct strtab_node *n, void *arg)
 	mv->fn(e, mv->ctx);
 }
 
-uint64_t store_meta_scan(struct store *s, unsigned db, enum store_meta_kind kind, const char *name,
-			 size_t nlen, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx)
+int store_meta_scan(struct store *s, unsigned db, enum store_meta_kind kind, const char *name, size_t nlen,
+		    uint64_t *cursor, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
-	unsigned shard = (unsigned)(cursor & (s->nshards - 1));
-	uint64_t v = cursor >> s->bits;
+	unsigned shard = (unsigned)(*cursor & (s->nshards - 1));
+	uint64_t v = *cursor >> s->bits;
 	for (;;) {
 		struct dict *d = store_dict(s, db, shard);
 		if (dict_keys(d)) {
 			struct shard *sh = store_shard(s, shard);
-			shard_lock(sh);
+			if (!shard_lock_walk(sh))
+				return -EBUSY;
 			struct strtab *t = index_keys(d, kind, name, nlen);
 			struct meta_visit mv = { d, now_ms, fn, ctx };
 			v = t ? strtab_scan(t, v, visit_key, &mv) : 0;
 			shard_unlock(sh);
-			if (v)
-				return (v << s->bits) | shard;
-			if (t)
-				return ++shard == s->nshards ? 0 : shard;
+			if (v) {
+				*cursor = (v << s->bits) | shard;
+				return 0;
+			}
+			if (t) {
+				*cursor = ++shard == s->nshards ? 0 : shard;
+				return 0;
+			}
 		}
 		v = 0;
-		if (++shard == s->nshards)
+		if (++shard == s->nshards) {
+			*cursor = 0;
 			return 0;
+		}
 	}
 }
 

@@ -202,13 +202,23 @@ struct store_wait_hook store_set_wait_hook(store_wait_fn fn, void *arg)
 	return prev;
 }
 
-/* zr_lock_wait_unless's question, turned into the hook's call: never
- * gives up. */
-static bool call_wait_hook(void *arg)
+/* zr_lock_wait_unless's question, put to the hook: a waiter that cannot
+ * give up (ARG NULL) asks and goes on. */
+static bool ask_wait_hook(void *arg)
 {
-	(void)arg;
-	tl_wait_hook.fn(tl_wait_hook.arg);
-	return false;
+	bool give_up = tl_wait_hook.fn(tl_wait_hook.arg);
+	return arg && give_up;
+}
+
+bool shard_lock_walk(struct shard *sh)
+{
+	if (store_all_locked || zr_trylock(&sh->lock))
+		return true;
+	if (!tl_wait_hook.fn) {
+		zr_lock_wait(&sh->lock);
+		return true;
+	}
+	return zr_lock_wait_unless(&sh->lock, ask_wait_hook, sh);
 }
 
 /* zr_lock_wait_unless's question for shard_lock_briefly: no before the
@@ -228,7 +238,7 @@ bool shard_lock_briefly(struct shard *sh)
 void shard_lock_wait(struct shard *sh)
 {
 	if (tl_wait_hook.fn)
-		zr_lock_wait_unless(&sh->lock, call_wait_hook, NULL);
+		zr_lock_wait_unless(&sh->lock, ask_wait_hook, NULL);
 	else
 		zr_lock_wait(&sh->lock);
 }
@@ -398,12 +408,12 @@ void store_reset_stats(struct store *s)
 	 * resurrect the old value right after the reset. */
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
-		zr_lock(&sh->lock);
+		shard_lock(sh);
 		atomic_store_explicit(&sh->expired, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->evicted, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->hits, 0, memory_order_relaxed);
 		atomic_store_explicit(&sh->misses, 0, memory_order_relaxed);
-		zr_unlock(&sh->lock);
+		shard_unlock(sh);
 	}
 }
 

@@ -165,13 +165,16 @@ bool store_lock_set_unless(struct store *s, const unsigned *shards, int n, store
 bool store_lock_all_unless(struct store *s, store_give_up_fn give_up, void *arg);
 /* This thread's wait hook: while the thread waits for a shard lock that
  * another thread holds — in store_lock, store_lock_set, store_lock_all and
- * in every store function that locks shards itself (the whole-keyspace
- * walks) — FN(ARG) is called before the first sleep and then about every
- * millisecond, and the wait goes on. FN NULL: none (the default). Returns
- * the hook it replaces, for the caller to put back. The dispatcher's: a
- * worker whose request waits for a shard a busy script holds serves its
- * other clients meanwhile, as the script's own worker does. */
-typedef void (*store_wait_fn)(void *arg);
+ * in every store function that locks shards itself — FN(ARG) is called
+ * before the first sleep and then about every millisecond. It answers
+ * whether a waiter that can give up should: the whole-keyspace walks (read
+ * only: store_scan, store_foreach, store_foreach_slot, store_random_key,
+ * store_meta_scan) then stop and return -EBUSY; every other wait goes on.
+ * FN NULL: none (the default). Returns the hook it replaces, for the
+ * caller to put back. The dispatcher's: a worker whose request waits for a
+ * shard a busy script holds serves its other clients meanwhile, as the
+ * script's own worker does, and a walk answers -BUSY, as Redis would. */
+typedef bool (*store_wait_fn)(void *arg);
 struct store_wait_hook {
 	store_wait_fn fn;
 	void *arg;
@@ -246,14 +249,15 @@ enum store_meta_kind {
 	STORE_META_ENTITY,
 };
 /* One step of a scan of DB's keys carrying label (or entity) NAME, from
- * CURSOR: visits (FN) the live keys of at least one bucket of one shard's
- * index and returns the next cursor (0: done). A key carrying NAME for the
+ * *CURSOR: visits (FN) the live keys of at least one bucket of one shard's
+ * index and sets *CURSOR to the next cursor (0: done). Returns 0, or
+ * -EBUSY when the thread's wait hook gave up a wait (*CURSOR unchanged). A key carrying NAME for the
  * whole scan is visited at least once (store_scan's cursor, over the
  * index's key tables). Takes each shard lock itself: call holding none.
  * Cost: O(keys carrying NAME) over the whole scan, plus one look at each
  * shard. */
-uint64_t store_meta_scan(struct store *s, unsigned db, enum store_meta_kind kind, const char *name,
-			 size_t nlen, uint64_t cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
+int store_meta_scan(struct store *s, unsigned db, enum store_meta_kind kind, const char *name, size_t nlen,
+		    uint64_t *cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
 /* Called for each key an invalidation deleted, before the next one is
  * (KEY borrowed; the entry is gone). */
 typedef void (*store_key_fn)(unsigned db, const char *key, size_t klen, void *ctx);
@@ -353,28 +357,32 @@ void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint6
 
 /* store_visit_fn (declared above): called for each live entry; the shard
  * lock is held during the call. */
-/* One SCAN step over DB from CURSOR: visits the entries of at least one
- * bucket and returns the next cursor (0 = done). Every key present for the
- * whole scan is visited at least once, across resizes (Redis's reverse-binary
- * cursor per shard, shard index in the low bits). */
-uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn,
-		    void *ctx);
+/* The walks below return -EBUSY when this thread's wait hook
+ * (store_set_wait_hook) gave up a wait for a shard lock: they stop there,
+ * and what FN was given before stays given. */
+/* One SCAN step over DB from *CURSOR: visits the entries of at least one
+ * bucket and sets *CURSOR to the next cursor (0 = done); 0 or -EBUSY
+ * (*CURSOR unchanged). Every key present for the whole scan is visited at
+ * least once, across resizes (Redis's reverse-binary cursor per shard,
+ * shard index in the low bits). */
+int store_scan(struct store *s, unsigned db, uint64_t *cursor, int64_t now_ms, store_visit_fn fn, void *ctx);
 /* Visits every live entry of DB exactly once, one shard (lock) at a time
- * (KEYS). FN must not call the store. */
-void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
+ * (KEYS); 0 or -EBUSY. FN must not call the store. */
+int store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
 /* Visits every live entry of DB in cluster slot SLOT (CLUSTER
- * GETKEYSINSLOT) under its shard's lock, walking that shard. FN must not
- * call the store. */
-void store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
-			void *ctx);
+ * GETKEYSINSLOT) under its shard's lock, walking that shard; 0 or -EBUSY.
+ * FN must not call the store. */
+int store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
+		       void *ctx);
 /* Deletes every key of DB (or of every database with store_flushall). */
 void store_flushdb(struct store *s, unsigned db);
 void store_flushall(struct store *s);
 /* Exchanges two databases' contents (takes every shard lock, in order);
  * one change for store_thread_dirty(), as Redis counts it. */
 void store_swapdb(struct store *s, unsigned a, unsigned b);
-/* Calls FN on one random live key of DB; false when the db is empty. */
-bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
+/* Calls FN on one random live key of DB: 1; 0 when the db is empty (FN
+ * not called); -EBUSY. */
+int store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx);
 
 /* --- events (keyspace notifications) ----------------------------------------- */
 

@@ -157,6 +157,9 @@ extern _Thread_local bool store_all_locked;
 /* The contended path of shard_lock: waits, calling the thread's wait
  * hook (store_set_wait_hook) meanwhile. */
 void shard_lock_wait(struct shard *sh);
+/* shard_lock for a walk that may stop: false, without the lock, when the
+ * thread's wait hook said to give the wait up. */
+bool shard_lock_walk(struct shard *sh);
 
 /* Takes SH's lock for work that may pass over a shard this time (active
  * expiry, eviction's samples and victims): false, without the lock, once

@@ -2,6 +2,7 @@
  * flush, SWAPDB, random key. Each takes shard locks itself, one shard at a
  * time (SWAPDB: all of them, in ascending order); call holding none. */
 #include <assert.h>
+#include <errno.h>
 #include <string.h>
 
 #include "zarisd/core/keyslot.h"
@@ -64,27 +65,28 @@ static void visit_slot(struct entry *e, void *arg)
 		visit_live(e, &sv->lv);
 }
 
-void store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
-			void *ctx)
+int store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_ms, store_visit_fn fn,
+		       void *ctx)
 {
 	unsigned i = store_slot_shard(s, slot);
 	struct dict *d = store_dict(s, db, i);
 	if (!dict_keys(d))
-		return;
+		return 0;
 	struct slot_visit sv = { slot, { now_ms, fn, ctx } };
 	struct shard *sh = store_shard(s, i);
-	shard_lock(sh);
+	if (!shard_lock_walk(sh))
+		return -EBUSY;
 	dict_foreach(d, visit_slot, &sv);
 	shard_unlock(sh);
+	return 0;
 }
 
 /* Cursor = (bucket cursor << shard bits) | shard: shards are walked in
  * order, each with Redis's reverse-binary cursor over its table. */
-uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_ms, store_visit_fn fn,
-		    void *ctx)
+int store_scan(struct store *s, unsigned db, uint64_t *cursor, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
-	unsigned shard = (unsigned)(cursor & (s->nshards - 1));
-	uint64_t v = cursor >> s->bits;
+	unsigned shard = (unsigned)(*cursor & (s->nshards - 1));
+	uint64_t v = *cursor >> s->bits;
 	struct live_visit lv = { now_ms, fn, ctx };
 	for (;;) {
 		struct dict *d = store_dict(s, db, shard);
@@ -92,20 +94,25 @@ uint64_t store_scan(struct store *s, unsigned db, uint64_t cursor, int64_t now_m
 		 * now were not present for the whole scan. */
 		if (dict_keys(d)) {
 			struct shard *sh = store_shard(s, shard);
-			shard_lock(sh);
+			if (!shard_lock_walk(sh))
+				return -EBUSY;
 			v = dict_scan(d, v, visit_live, &lv);
 			shard_unlock(sh);
 			if (v)
-				return (v << s->bits) | shard;
-			return ++shard == s->nshards ? 0 : shard;
+				*cursor = (v << s->bits) | shard;
+			else
+				*cursor = ++shard == s->nshards ? 0 : shard;
+			return 0;
 		}
 		v = 0;
-		if (++shard == s->nshards)
+		if (++shard == s->nshards) {
+			*cursor = 0;
 			return 0;
+		}
 	}
 }
 
-void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+int store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
 	struct live_visit lv = { now_ms, fn, ctx };
 	for (unsigned i = 0; i < s->nshards; i++) {
@@ -113,10 +120,12 @@ void store_foreach(struct store *s, unsigned db, int64_t now_ms, store_visit_fn 
 		if (!dict_keys(d))
 			continue;
 		struct shard *sh = store_shard(s, i);
-		shard_lock(sh);
+		if (!shard_lock_walk(sh))
+			return -EBUSY;
 		dict_foreach(d, visit_live, &lv);
 		shard_unlock(sh);
 	}
+	return 0;
 }
 
 struct flush_ctx {
@@ -264,7 +273,7 @@ static void find_live(struct entry *e, void *arg)
 		fl->e = e;
 }
 
-static bool random_live_sweep(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+static int random_live_sweep(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
 	unsigned start = (unsigned)(store_rand() & (s->nshards - 1));
 	for (unsigned i = 0; i < s->nshards; i++) {
@@ -272,18 +281,19 @@ static bool random_live_sweep(struct store *s, unsigned db, int64_t now_ms, stor
 		if (!dict_keys(&sh->db[db]))
 			continue;
 		struct first_live fl = { now_ms, NULL };
-		shard_lock(sh);
+		if (!shard_lock_walk(sh))
+			return -EBUSY;
 		dict_foreach(&sh->db[db], find_live, &fl);
 		if (fl.e)
 			fn(fl.e, ctx);
 		shard_unlock(sh);
 		if (fl.e)
-			return true;
+			return 1;
 	}
-	return false;
+	return 0;
 }
 
-bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
+int store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_fn fn, void *ctx)
 {
 	/* Expired keys met on the way are deleted, like Redis's RANDOMKEY;
 	 * the bound keeps a keyspace full of expired keys from looping. A
@@ -294,10 +304,11 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 	for (int tries = 0; tries < RANDOM_KEY_TRIES; tries++) {
 		int idx = store_pick_shard(s, db, false);
 		if (idx < 0)
-			return false;
+			return 0;
 		struct shard *sh = store_shard(s, (unsigned)idx);
 		struct dict *d = &sh->db[db];
-		shard_lock(sh);
+		if (!shard_lock_walk(sh))
+			return -EBUSY;
 		struct entry *e = dict_random(d, &sh->rnd);
 		if (e && entry_has_ttl(e) && entry_ttl_raw(e) < now_ms) {
 			if (!replica) {
@@ -315,9 +326,9 @@ bool store_random_key(struct store *s, unsigned db, int64_t now_ms, store_visit_
 			fn(e, ctx);
 		shard_unlock(sh);
 		if (e)
-			return true;
+			return 1;
 	}
-	return replica && random_live_sweep(s, db, now_ms, fn, ctx);
+	return replica ? random_live_sweep(s, db, now_ms, fn, ctx) : 0;
 }
 
 void store_db_overhead(struct store *s, unsigned db, uint64_t *main_bytes, uint64_t *expires_bytes)
