@@ -96,16 +96,6 @@ def wait_served(cl):
     return r.raw if r else None
 
 
-def read_soon(cl, what):
-    """CL's next reply (bytes), or ("no reply", WHAT) when none comes
-    within WAIT: a worker that does not serve while a script runs."""
-    cl.settimeout(WAIT)
-    try:
-        return cl.read_reply().raw
-    except (OSError, ProtocolError) as e:
-        return ("no reply", what, type(e).__name__)
-
-
 def killable(srv, res):
     """A read-only busy script, the commands while busy on both workers, a
     WATCH on the script's worker, SCRIPT KILL from there: the results into
@@ -119,9 +109,9 @@ def killable(srv, res):
     # answers it once the script ended (DIVERGENCES.md); its reply is the same
     watcher.send("WATCH", "k")
     killer.send("SCRIPT", "KILL")
-    res["script kill from the script's worker"] = read_soon(killer, "SCRIPT KILL")
-    res["killed script's reply"] = read_soon(runner, "EVAL")
-    res["watch sent while busy"] = read_soon(watcher, "WATCH")
+    res["script kill from the script's worker"] = reply_within(killer, "SCRIPT KILL", WAIT)
+    res["killed script's reply"] = reply_within(runner, "EVAL", WAIT)
+    res["watch sent while busy"] = reply_within(watcher, "WATCH", WAIT)
     res["served again"] = wait_served(other)
     res["script kill when idle"] = killer.call("SCRIPT", "KILL").raw
     res["runner served again"] = runner.call("PING").raw
@@ -150,12 +140,12 @@ def unkillable(srv, res):
     # its close is handled while the script holds k's shard lock
     blocked.close()
     pinger.send("PING")
-    res["ping on the script's worker"] = read_soon(pinger, "PING")
+    res["ping on the script's worker"] = reply_within(pinger, "PING", WAIT)
     quitter.send("QUIT")
     res["quit on the script's worker: reply, closed"] = quitter.recv_until_closed(WAIT)
     res["script kill"] = other.call("SCRIPT", "KILL").raw
     admin.send("SCRIPT", "KILL")
-    res["script kill on the script's worker"] = read_soon(admin, "SCRIPT KILL")
+    res["script kill on the script's worker"] = reply_within(admin, "SCRIPT KILL", WAIT)
     res["still busy"] = other.call("GET", "k").raw
     pinger.close()
     other.close()

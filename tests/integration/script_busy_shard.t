@@ -30,15 +30,6 @@ BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or 
 LOOP_RO = "local i = 0 while true do i = i + 1 end"
 
 
-def reply_within(cl, what):
-    """CL's next reply's bytes, or ("no reply", WHAT) within WAIT."""
-    cl.settimeout(WAIT)
-    try:
-        return cl.read_reply().raw
-    except (OSError, ProtocolError) as e:
-        return ("no reply", what, type(e).__name__)
-
-
 def run(srv):
     res = {}
     admin = srv.client()
@@ -60,22 +51,14 @@ def run(srv):
     getter.send("GET", "held")
     execer.send("EXEC")
     watcher.send("WATCH", "held")
-    r = None
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        pinger.send("PING")
-        r = reply_within(pinger, "PING on the waiting worker")
-        if r == BUSY or isinstance(r, tuple):
-            break
-        time.sleep(0.02)
-    res["ping"] = r
-    res["get"] = reply_within(getter, "GET of the held key")
-    res["exec"] = reply_within(execer, "EXEC")
+    r = res["ping"] = ping_until(pinger, BUSY, WAIT)
+    res["get"] = reply_within(getter, "GET of the held key", WAIT)
+    res["exec"] = reply_within(execer, "EXEC", WAIT)
     killer = srv.client()
     res["kill"] = killer.call("SCRIPT", "KILL").raw
-    r = reply_within(runner, "the script's reply")
+    r = reply_within(runner, "the script's reply", WAIT)
     res["runner"] = r[:len(b"-ERR Error running script")] if isinstance(r, bytes) else r
-    res["watch"] = reply_within(watcher, "WATCH after the kill")
+    res["watch"] = reply_within(watcher, "WATCH after the kill", WAIT)
     res["get_after"] = getter.call("GET", "held").raw
     res["exec_again"] = execer.call("EXEC").raw
     res["ping_after"] = pinger.call("PING").raw

@@ -47,26 +47,6 @@ LOOP_RO = "local i = 0 while true do i = i + 1 end"
 UNDECLARED = "#!lua flags=allow-undeclared-keys\nreturn redis.call('get', 'held')"
 
 
-def reply_within(cl, what):
-    """CL's next reply's bytes, or ("no reply", WHAT) within WAIT."""
-    cl.settimeout(WAIT)
-    try:
-        return cl.read_reply().raw
-    except (OSError, ProtocolError) as e:
-        return ("no reply", what, type(e).__name__)
-
-
-def on_worker(srv, want):
-    """A new connection served by worker WANT (zarisd), any (redis-server)."""
-    for _ in range(64):
-        c = srv.client(timeout=WAIT)
-        w = worker_of(c)
-        if w is None or w == want:
-            return c
-        c.close()
-    raise RuntimeError("no connection landed on worker %d" % want)
-
-
 def busy_case(srv, prepare, volatile=False):
     """PREPARE() (connects the waiter on worker 0, before the script runs:
     a connection made meanwhile may land on the script's worker) gives
@@ -81,24 +61,16 @@ def busy_case(srv, prepare, volatile=False):
     if volatile:
         admin.pipeline([["SET", "ttl:%d" % i, "x", "EX", "100000"] for i in range(200)])
     admin.call("CONFIG", "SET", "busy-reply-threshold", "300")
-    runner = on_worker(srv, 1)
-    rescuer = on_worker(srv, 1)
-    pinger = on_worker(srv, 0)
-    watcher = on_worker(srv, 0)
+    runner = client_on_worker(srv, 1, WAIT)
+    rescuer = client_on_worker(srv, 1, WAIT)
+    pinger = client_on_worker(srv, 0, WAIT)
+    watcher = client_on_worker(srv, 0, WAIT)
     send, receive = prepare() if prepare else (None, None)
     runner.send("EVAL", LOOP_RO, "1", "held")
     time.sleep(0.05 * SLOW)  # ordering slack only: see the header
     if send:
         send()
-    r = None
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        pinger.send("PING")
-        r = reply_within(pinger, "PING on the waiting worker")
-        if r == BUSY or isinstance(r, tuple):
-            break
-        time.sleep(0.02)
-    res["ping"] = r
+    r = res["ping"] = ping_until(pinger, BUSY, WAIT)
     # WATCH is served while busy (Redis answers it at once); here it needs
     # the lock the script holds, from a thread that may hold locks itself
     # while it waits: paused, answered once the script ended
@@ -107,15 +79,15 @@ def busy_case(srv, prepare, volatile=False):
         res["kill"] = ("not asked: worker 0 did not answer", rescuer.call("SCRIPT", "KILL").raw)
     else:
         pinger.send("SCRIPT", "KILL")
-        res["kill"] = reply_within(pinger, "SCRIPT KILL from the waiting worker")
+        res["kill"] = reply_within(pinger, "SCRIPT KILL from the waiting worker", WAIT)
         if isinstance(res["kill"], tuple):
             rescuer.call("SCRIPT", "KILL")
-    r = reply_within(runner, "the script's reply")
+    r = reply_within(runner, "the script's reply", WAIT)
     res["runner"] = r[:len(KILLED)] if isinstance(r, bytes) else r
     res["waiter"] = receive() if receive else None
-    res["watch"] = reply_within(watcher, "WATCH")
+    res["watch"] = reply_within(watcher, "WATCH", WAIT)
     pinger.send("PING")
-    res["ping_after"] = reply_within(pinger, "PING after")
+    res["ping_after"] = reply_within(pinger, "PING after", WAIT)
     for c in (admin, runner, rescuer, pinger, watcher):
         c.close()
     return res
@@ -124,10 +96,10 @@ def busy_case(srv, prepare, volatile=False):
 def resp_waiter(srv, *args):
     """A prepare() for busy_case: ARGS from a connection of worker 0."""
     def prepare():
-        c = on_worker(srv, 0)
+        c = client_on_worker(srv, 0, WAIT)
 
         def receive():
-            r = reply_within(c, " ".join(args))
+            r = reply_within(c, " ".join(args), WAIT)
             c.close()
             return r
         return (lambda: c.send(*args)), receive

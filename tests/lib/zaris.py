@@ -42,7 +42,8 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "same_worker_client", "clients_per_worker",
+    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "same_worker_client", "client_on_worker", "clients_per_worker",
+    "reply_within", "ping_until",
     "connect_on_worker", "stop_process", "run_until_exit", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
 
@@ -977,6 +978,45 @@ def client_on_other_worker(srv, cl, attempts=64):
         for s in spare:
             s.close()
     raise RuntimeError("%d connections, all on worker %d" % (attempts, w0))
+
+
+def client_on_worker(srv, want, timeout=10.0 * SLOW):
+    """A new connection of SRV served by worker WANT (an index, as
+    worker_of gives), with TIMEOUT; any new one on redis-server (no INFO
+    threads). Raises RuntimeError after 64 connections elsewhere."""
+    for _ in range(64):
+        c = srv.client(timeout=timeout)
+        w = worker_of(c)
+        if w is None or w == want:
+            return c
+        c.close()
+    raise RuntimeError("no connection landed on worker %d" % want)
+
+
+def reply_within(cl, what, wait):
+    """CL's next reply's bytes, or ("no reply", WHAT, the error's name) when
+    none came within WAIT seconds: for a worker that may be serving nobody
+    (a busy script) without the test waiting on it for good."""
+    cl.settimeout(wait)
+    try:
+        return cl.read_reply().raw
+    except (OSError, ProtocolError) as e:
+        return ("no reply", what, type(e).__name__)
+
+
+def ping_until(cl, want, wait):
+    """PINGs on CL until the reply's bytes are WANT (e.g. -BUSY once a
+    script runs past busy-reply-threshold), none comes within WAIT s, or
+    WAIT s have passed: the last reply_within() result."""
+    r = None
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        cl.send("PING")
+        r = reply_within(cl, "PING", wait)
+        if r == want or isinstance(r, tuple):
+            break
+        time.sleep(0.02)
+    return r
 
 
 def same_worker_client(srv, other):
