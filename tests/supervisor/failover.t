@@ -195,7 +195,7 @@ try:
     ok(wait_for(lambda: role("r1")[0] == "master", 20, 0.1), "r1 runs as a primary")
     errs = write_keys(rc, "b", 300, acked)
     dt = time.monotonic() - t0
-    diag("failover after kill -9 of p1: leader r1 and 300 writes acknowledged %.1f s after the kill" % dt)
+    note("failover after kill -9 of p1: leader r1 and 300 writes acknowledged %.1f s after the kill" % dt)
     ok(len(acked) == 900, "writes to every shard acknowledged again (%d retried errors)" % errs)
     ok(wait_for(lambda: role("p1") == ("slave", addr_of["r1"][1]), 40, 0.2),
        "the restarted p1 rejoins as a replica of r1")
@@ -240,7 +240,7 @@ try:
     time.sleep(0.5)
     stop.set()
     t.join(60)
-    diag("zarisctl failover p2 TO p2: " + (out + err).strip())
+    note("zarisctl failover p2 TO p2: " + (out + err).strip())
     ok(rcode == 0 and "writes paused at most" in out, "zarisctl failover p2 TO p2 succeeds and reports the pause")
     ok(wait_for(lambda: role("p2")[0] == "master" and role("r2") == ("slave", addr_of["p2"][1]), 30, 0.2),
        "p2 is the primary again, r2 its replica")
@@ -258,7 +258,7 @@ try:
     for m in range(3):
         rcode, out, err = sups[m].ctl("rolling-restart", timeout=240)
         results.append(rcode)
-        diag("rolling-restart m%d: %s" % (m + 1, " | ".join(l for l in out.splitlines() if "switch" in l or "done" in l)))
+        note("rolling-restart m%d: %s" % (m + 1, " | ".join(l for l in out.splitlines() if "switch" in l or "done" in l)))
     stop.set()
     t.join(60)
     ok(results == [0, 0, 0], "rolling-restart on each machine succeeds (%r)" % results)
@@ -286,7 +286,7 @@ try:
     ok(nobody, "%s killed while %s is stale: nobody is elected (%s restarts empty, %s is too far behind)" % (
         P, R, P, R))
     rcode, out, err = sups[0].ctl("failover", "p3", "TO", R, "--force", timeout=60)
-    diag("zarisctl failover p3 TO %s --force: %s" % (R, (out + err).strip()))
+    note("zarisctl failover p3 TO %s --force: %s" % (R, (out + err).strip()))
     ok(rcode == 0, "zarisctl failover p3 TO %s --force promotes it" % R)
     lost = missing(rc, p3keys)
     ok(p3keys and not lost, "%s has the %d acknowledged keys of p3's slots (%d lost)" % (R, len(p3keys), len(lost)))

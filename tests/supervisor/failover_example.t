@@ -228,7 +228,7 @@ try:
     ok(len(acked) == 300, "300 writes to every shard acknowledged (replica-ack 1; %d retried)" % errs)
 
     # m1 dies: its supervisor and everything it started, at once
-    diag([l for l in sups["m2"].ctl("--json", "status")[1].splitlines() if '"r1"' in l])
+    note([l for l in sups["m2"].ctl("--json", "status")[1].splitlines() if '"r1"' in l])
     victims = [sups["m1"].proc.pid] + children(sups["m1"].proc.pid)
     ok(len(victims) >= 4, "m1 runs its supervisor, zarisd p1 and r3 and an etcd member (%d processes)" % len(victims))
     for pid in victims:
@@ -265,7 +265,7 @@ try:
     lost = missing(cl, acked)
     ok(len(acked) == 500 and not lost,
        "every shard takes writes again: 500 acknowledged, none lost (%d retried)" % errs)
-    diag("the cluster client was made again %d times (python3-redis 4.3.4's refresh bug)" % cl.renewed)
+    note("the cluster client was made again %d times (python3-redis 4.3.4's refresh bug)" % cl.renewed)
 finally:
     if cl is not None:
         cl.rc.close()

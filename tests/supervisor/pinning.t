@@ -51,7 +51,7 @@ try:
         ok(inst[name]["maxmemory"] == mem, "%s: status shows the memory limit" % name)
     rc, out, _ = sv.ctl("status")
     ok(rc == 0 and "/48.0M" in out and "/80.0M" in out, "text status shows used/limit memory")
-    diag(out)
+    note(out)
 finally:
     sv.cleanup()
 done()

@@ -48,7 +48,7 @@ try:
     sv.write_conf(node_conf([A, B2]))
     rc, out, err = sv.ctl("reload")
     ok(rc == 0, "reload of a valid file succeeds")
-    diag(out.strip())
+    note(out.strip())
     ok("restarting b" in out, "reload streams the restart of b")
     sup, inst = sv.status()
     ok(sup["config_error"] is None, "config error cleared")

@@ -6,7 +6,8 @@ socket this harness reads, playing systemd) and its own control socket, then
 drives it with zarisctl and real Redis clients. Everything it started is
 stopped by PID at the end (never by name); every wait is bounded.
 
-TAP: ok(), diag(), skip_all(), done() print a plain TAP stream for prove.
+TAP: ok(), diag() (stderr), note(), skip_all(), done() print a plain TAP stream
+for prove.
 """
 import json
 import os
@@ -50,8 +51,21 @@ def skip(why):
 
 
 def diag(msg):
+    """A diagnostic on stderr (as Test::More's diag and tests/lib/zaris.py's),
+    so that a plain prove run -- CI's log -- shows why a check failed."""
+    for line in str(msg).splitlines() or [""]:
+        print("# " + line, file=sys.stderr, flush=True)
+
+
+def note(msg):
+    """A comment on stdout: shown by a verbose prove run only."""
     for line in str(msg).splitlines() or [""]:
         print("# " + line, flush=True)
+
+
+def failed():
+    """How many checks failed so far."""
+    return _failed
 
 
 def skip_all(why):
