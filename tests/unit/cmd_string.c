@@ -28,6 +28,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define WRONGTYPE "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
 
@@ -367,6 +368,9 @@ static void test_resp3_and_stats(void)
 
 int main(void)
 {
+	/* the program writes as one command would (store/write.h) */
+	struct store_write unit_bracket;
+	store_write_begin(&unit_bracket, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	zr_hash_init();
 	command_table_init();
 	settings_init(&cfg);

@@ -16,6 +16,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define NOW 1000000000000LL
 
@@ -317,6 +318,9 @@ static void test_slot_count_memory(void)
 
 int main(void)
 {
+	/* the program writes as one command would (store/write.h) */
+	struct store_write unit_bracket;
+	store_write_begin(&unit_bracket, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	zr_hash_init();
 	test_vectors();
 	test_shard_follows_slot();

@@ -17,6 +17,7 @@
 #include "zarisd/store/meta.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
+#include "zarisd/store/write.h"
 
 #define NOW 1000000000000LL
 
@@ -390,6 +391,9 @@ static void test_tail(void)
 
 int main(void)
 {
+	/* the program writes as one command would (store/write.h) */
+	struct store_write unit_bracket;
+	store_write_begin(&unit_bracket, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	test_layout();
 	test_fields();
 	test_index_paths();

@@ -16,6 +16,7 @@
 #include "zarisd/journal/format.h"
 #include "zarisd/store/set.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 /* file header, frame header, kind byte, u64 journal seq: then created_ms */
 #define CREATED_AT (JR_FILE_HEADER + JR_FRAME_HEADER + 1 + 8)
@@ -43,6 +44,9 @@ static uint64_t instant(void *ctx, struct snapshot_origin *origin)
 
 int main(void)
 {
+	/* the program writes as one command would (store/write.h) */
+	struct store_write unit_bracket;
+	store_write_begin(&unit_bracket, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	plan(8);
 	struct store *s = store_create(4, 4);
 	char k[32], v[64];

@@ -12,6 +12,7 @@
 #include "zarisd/core/keyslot.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
+#include "zarisd/store/write.h"
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
@@ -669,13 +670,11 @@ static void test_raw_mark(void)
 
 	/* a snapshot taken now keeps the marked entry whole */
 	ok(store_snap_begin(s, NULL, NULL) == 0, "snapshot begins");
-	store_thread_write_intent(true);
 	store_lock(s, sh);
-	e = store_find_locked(s, 0, "k", 1, NOW, 0);
+	e = store_find_locked(s, 0, "k", 1, NOW, 0); /* a writer's lookup: keeps the pre-image */
 	v = store_string_resize_locked(s, 0, &e, 5);
 	memcpy(v + 3, "45", 2);
 	store_unlock(s, sh);
-	store_thread_write_intent(false);
 	char seen[64] = "";
 	for (unsigned i = 0; i < store_shard_count(s); i++)
 		store_snap_dump(s, i, snap_collect, seen); /* locks the shard itself */
@@ -897,6 +896,8 @@ static void *stress_worker(void *p)
 	struct store *s = a->s;
 	uint64_t rnd = (uint64_t)a->id * 7919 + 17;
 	char k[64], k2[64];
+	struct store_write w; /* this thread's writes, as a command's */
+	store_write_begin(&w, STORE_WRITE_CLIENT, "a stress thread", true, 0);
 	for (int i = 0; i < a->ops; i++) {
 		uint64_t r = dict_rand(&rnd);
 		int key = (int)(r % 500);
@@ -956,6 +957,7 @@ static void *stress_worker(void *p)
 			break;
 		}
 	}
+	store_write_end(&w);
 	store_evict_pool_clear();
 	return NULL;
 }
@@ -967,8 +969,12 @@ static void *evict_worker(void *p)
 		size_t used = zr_mem_used();
 		store_evict(a->s, used - used / 64,
 			    i % 2 ? STORE_EVICT_ALLKEYS_LRU : STORE_EVICT_VOLATILE_TTL, NOW);
-		if (i % 50 == 0)
+		if (i % 50 == 0) {
+			struct store_write w; /* SWAPDB is a command's write */
+			store_write_begin(&w, STORE_WRITE_CLIENT, "SWAPDB", true, NOW);
 			store_swapdb(a->s, 0, 1);
+			store_write_end(&w);
+		}
 	}
 	store_evict_pool_clear();
 	return NULL;
@@ -1249,20 +1255,21 @@ static void test_delete_hook(void)
 	set_str(s, 0, "del", "v", NOW - 1);
 	set_str(s, 1, "rnd", "v", NOW - 1);
 	set_str(s, 0, "live", "v", NOW + 100000);
-	uint64_t dirty = store_thread_dirty();
+	uint64_t dirty = store_write_dirty();
 	ok(!exists(s, 0, "lazy", NOW), "an expired key is not found");
 	ok(!del(s, 0, "del", NOW), "its delete reports false");
 	char k[64] = "";
 	ok(!store_random_key(s, 1, NOW, pick_one, k), "RANDOMKEY of only expired keys: none");
-	is_int(store_thread_dirty() - dirty, 0, "lazy expiries are no change of the caller");
+	is_int(store_write_dirty() - dirty, 0, "lazy expiries are no change of the caller");
 	ok(!strcmp(log.buf, "E0:lazy E0:del E1:rnd "), "each lazy expiry reported to the hook: %s", log.buf);
 	set_str(s, 0, "over", "v", NOW - 1);
 	set_str(s, 0, "over", "w", -1);
-	is_int(log.n, 3, "no command clock: a write replaces an expired key silently");
+	is_int(log.n, 3, "no clock in the bracket: a write replaces an expired key silently");
 	set_str(s, 0, "over", "v", NOW - 1);
-	store_thread_command(false, NOW);
+	struct store_write cmd;
+	store_write_begin(&cmd, STORE_WRITE_CLIENT, "SET", true, NOW);
 	set_str(s, 0, "over", "w", -1);
-	store_thread_command(false, 0);
+	store_write_end(&cmd);
 	ok(log.n == 4 && strstr(log.buf, "E0:over"), "with the command's clock it expires it first (setKey)");
 	ok(get_str(s, 0, "over", NOW, k, sizeof(k)) && !strcmp(k, "w"), "then writes the new value");
 	for (int i = 0; i < 50; i++) {
@@ -1350,9 +1357,53 @@ static void test_replica_mode(void)
 	store_destroy(s);
 }
 
+/* The write bracket (store/write.h): nesting, the counts, the
+ * transaction, and a write outside any bracket counted (a release build;
+ * a sanitizer build aborts there, so it is left out). */
+static void test_brackets(void)
+{
+	struct store *s = store_create(1, 2);
+	struct store_write *base = store_write_open();
+	ok(base != NULL, "main's bracket is open");
+	struct store_write outer, inner;
+	store_write_begin(&outer, STORE_WRITE_CLIENT, "EXEC", false, NOW);
+	outer.txn_open = true;
+	ok(store_write_open() == &outer && outer.outer == base, "a bracket nests in the open one");
+	store_write_begin(&inner, STORE_WRITE_CLIENT, "SET", true, NOW);
+	set_str(s, 0, "a", "1", -1);
+	set_str(s, 0, "b", "2", -1);
+	is_int(store_write_dirty(), 2, "two stamps, two changes");
+	store_write_changes_are(1);
+	is_int(store_write_changes(&inner), 1, "what the writer said wins");
+	ok(store_write_txn() == &outer, "the transaction is the bracket that opened one");
+	store_write_end(&inner);
+	ok(store_write_open() == &outer, "end: the outer one is open again");
+	is_int(outer.dirty, 2, "and has the inner one's changes");
+	is_int(store_write_changes(&outer), 2, "a count said inside is the inner one's");
+	store_write_end(&outer);
+	ok(store_write_txn() == NULL, "no transaction once it ended");
+	uint64_t before = store_write_breaches();
+	store_write_begin(&inner, STORE_WRITE_CLIENT, "GET", false, NOW);
+	char v[8];
+	ok(get_str(s, 0, "a", NOW, v, sizeof(v)), "a read-only bracket reads");
+	store_write_end(&inner);
+	is_int(store_write_breaches(), before, "and is no breach");
+#ifndef ZR_SANITIZED
+	store_write_begin(&inner, STORE_WRITE_CLIENT, "GET", false, NOW);
+	set_str(s, 0, "a", "3", -1);
+	store_write_end(&inner);
+	is_int(store_write_breaches(), before + 1, "a write in a read-only bracket is counted");
+#endif
+	store_destroy(s);
+}
+
 int main(void)
 {
 	zr_hash_init();
+	/* the program writes as one command would (store/write.h); its
+	 * threads open their own */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	test_basic();
 	test_layout();
 	test_overwrite_inplace();
@@ -1375,5 +1426,12 @@ int main(void)
 	test_active_rehash();
 	test_threads();
 	test_wait_hook();
+	test_brackets();
+	store_write_end(&w);
+#ifndef ZR_SANITIZED
+	is_int(store_write_breaches(), 1, "no breach but test_brackets' own");
+#else
+	is_int(store_write_breaches(), 0, "no breach");
+#endif
 	return done_testing();
 }

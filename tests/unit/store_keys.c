@@ -18,6 +18,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 /* References that make the linker take cmd_keys.o and cmd_string.o from
  * the archive, whatever else this test happens to reference. */
@@ -281,6 +282,9 @@ static void test_object_memory(void)
 
 int main(void)
 {
+	/* the program writes as one command would (store/write.h) */
+	struct store_write unit_bracket;
+	store_write_begin(&unit_bracket, STORE_WRITE_CLIENT, "a unit test", true, 0);
 	zr_hash_init();
 	command_table_init();
 	settings_init(&cfg);

@@ -24,6 +24,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 enum bw_state {
 	BW_WAITING = 0,
@@ -632,6 +633,11 @@ static void serve_key(struct server *srv, struct blocking *b, const struct ready
 					     .out = &out,
 					     .now_ms = zr_time_ms(),
 					     .w = w };
+		/* the pop (and a move's push) is a write like a command's: in
+		 * its own bracket, so that a running snapshot keeps the
+		 * pre-images of the lists it changes in place */
+		struct store_write wr;
+		store_write_begin(&wr, STORE_WRITE_SERVE, "a blocked client's serve", true, bs.now_ms);
 		enum blocking_serve_result r = w->ops->serve(&bs);
 		/* the pop's record, still under its locks (propagate.h) */
 		uint64_t seq = 0;
@@ -642,8 +648,11 @@ static void serve_key(struct server *srv, struct blocking *b, const struct ready
 			char num[32];
 			int nkeys = 1;
 			int argc = w->ops->effect(w->arg, rk->key, rk->klen, argv, lens, num, &nkeys);
+			/* its lookups find what the serve wrote: no pre-images */
+			wr.intent = false;
 			seq = propagate_effect(srv, rk->db, bs.now_ms, argc, argv, lens, nkeys, &held);
 		}
+		store_write_end(&wr);
 		if (s2 != rk->shard)
 			store_unlock(b->store, s2);
 		store_unlock(b->store, rk->shard);

@@ -30,6 +30,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define ERR_BIT_OFFSET "ERR bit offset is not an integer or out of range"
 #define ERR_BIT_VALUE "ERR bit is not an integer or out of range"
@@ -132,7 +133,7 @@ void cmd_setbit(struct client *c)
 		return;
 	int old = (p[byte] >> shift) & 1;
 	p[byte] = (uint8_t)((p[byte] & ~(1u << shift)) | ((unsigned)on << shift));
-	store_thread_changes_are(1); /* creating the key stamped too: one change for Redis */
+	store_write_changes_are(1); /* creating the key stamped too: one change for Redis */
 	notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	reply_long(&c->out, old);
 }
@@ -573,7 +574,7 @@ static void bitfield_generic(struct client *c, bool readonly_cmd)
 	if (writes) {
 		/* Redis counts each write that changed the field (all of them
 		 * when the string was created or grown) */
-		store_thread_changes_are(changes);
+		store_write_changes_are(changes);
 		/* after the reply, as Redis's bitfieldGeneric */
 		if (changes)
 			notify_arg(c, NOTIFY_STRING, "setbit", 1);

@@ -29,6 +29,7 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/hash.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 #include "zarisd/store/strtab.h"
 
 #define ERR_HASH_NOT_INTEGER "ERR hash value is not an integer"
@@ -129,7 +130,7 @@ static long long hset_generic(struct client *c)
 	if (!commit(c, e, h))
 		return -1;
 	/* Redis counts each pair, new or not */
-	store_thread_changes_are((uint64_t)(c->argc - 2) / 2);
+	store_write_changes_are((uint64_t)(c->argc - 2) / 2);
 	notify_arg(c, NOTIFY_HASH, "hset", 1);
 	if (oom) {
 		reply_error(&c->out, ERR_OOM);
@@ -198,7 +199,7 @@ void cmd_hdel(struct client *c)
 			store_delete_entry_locked(c->srv->store, c->db, e);
 		else
 			store_modified_locked(c->srv->store, c->db, e);
-		store_thread_changes_are((uint64_t)deleted);
+		store_write_changes_are((uint64_t)deleted);
 		notify_arg(c, NOTIFY_HASH, "hdel", 1);
 		if (emptied)
 			notify_arg(c, NOTIFY_GENERIC, "del", 1);

@@ -28,6 +28,7 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/hll.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define ERR_HLL_WRONGTYPE "WRONGTYPE Key is not a valid HyperLogLog string value."
 #define ERR_HLL_CORRUPT "INVALIDOBJ Corrupted HLL object detected"
@@ -107,7 +108,7 @@ static void pfadd_dense(struct client *c, struct entry *e, const uint8_t *v)
 	}
 	if (w) {
 		hll_cache_invalidate(w);
-		store_thread_changes_are(updated); /* Redis counts each raised register */
+		store_write_changes_are(updated); /* Redis counts each raised register */
 		notify_arg(c, NOTIFY_STRING, "pfadd", 1);
 	}
 	reply_long(&c->out, w ? 1 : 0);
@@ -149,7 +150,7 @@ void cmd_pfadd(struct client *c)
 		hll_cache_invalidate(h.p);
 		if (!(e ? write_back_or_reply(c, &e, &h) : create_or_reply(c, 1, &h)))
 			goto out;
-		store_thread_changes_are((uint64_t)updated); /* Redis counts each raised register */
+		store_write_changes_are((uint64_t)updated); /* Redis counts each raised register */
 		notify_arg(c, NOTIFY_STRING, "pfadd", 1);
 	}
 	reply_long(&c->out, updated ? 1 : 0);
@@ -249,7 +250,7 @@ void cmd_pfmerge(struct client *c)
 	if (e ? write_back_or_reply(c, &e, &h) : create_or_reply(c, 1, &h)) {
 		/* Redis sends "pfadd" for a merge too (a mass add), before the reply */
 		notify_arg(c, NOTIFY_STRING, "pfadd", 1);
-		store_thread_changes_are(1);
+		store_write_changes_are(1);
 		reply_ok(&c->out);
 	}
 out:

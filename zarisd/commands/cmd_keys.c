@@ -32,6 +32,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
 #define ERR_LFU_NOT_SELECTED                                                                                \
@@ -372,7 +373,7 @@ void cmd_copy(struct client *c)
 		reply_error(&c->out, ERR_OOM);
 		return;
 	}
-	store_thread_changes_are(1); /* REPLACE's delete of the old value too: one, as Redis */
+	store_write_changes_are(1); /* REPLACE's delete of the old value too: one, as Redis */
 	signal_ready(c, type, dst, 2);
 	notify_keyspace_event(c->srv, NOTIFY_GENERIC, "copy_to", c->argv[2].ptr, c->argv[2].len, dst);
 	reply_long(&c->out, 1);

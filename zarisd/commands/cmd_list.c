@@ -22,6 +22,7 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/list.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define ERR_RANGE_POSITIVE "ERR value is out of range, must be positive"
 
@@ -111,7 +112,7 @@ static void pop_n(struct server *srv, unsigned db, struct entry *e, const char *
 		list_pop(l, where);
 	}
 	list_removed(srv, db, e, key, klen, pop_event(where));
-	store_thread_changes_are(n); /* Redis counts each element popped */
+	store_write_changes_are(n); /* Redis counts each element popped */
 }
 
 /* Pops one element at WHERE of E's list (not empty, key KEY) as a bulk. */
@@ -167,7 +168,7 @@ static void move_one(struct server *srv, unsigned db, int64_t now_ms, const char
 	se = find_list(s, db, src, slen, now_ms, STORE_LOOKUP_NOSTATS, &wrong);
 	list_pop(entry_obj(se), from);
 	list_removed(srv, db, se, src, slen, pop_event(from));
-	store_thread_changes_are(1); /* one change for Redis, whatever was stamped */
+	store_write_changes_are(1); /* one change for Redis, whatever was stamped */
 	blocking_signal_key(srv, db, dst, dlen);
 out_free:
 	if (v != small)
@@ -212,7 +213,7 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 				return;
 			}
 			store_modified_locked(c->srv->store, c->db, e);
-			store_thread_changes_are((uint64_t)(i - 2));
+			store_write_changes_are((uint64_t)(i - 2));
 			notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(where), c->argv[1].ptr,
 					      c->argv[1].len, c->db);
 			blocking_signal_key(c->srv, c->db, c->argv[1].ptr, c->argv[1].len);
@@ -220,7 +221,7 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 		}
 	}
 	store_modified_locked(c->srv->store, c->db, e);
-	store_thread_changes_are((uint64_t)(c->argc - 2)); /* Redis counts each element */
+	store_write_changes_are((uint64_t)(c->argc - 2)); /* Redis counts each element */
 	reply_long(&c->out, (long long)list_len(l));
 	/* after the reply, as Redis's pushGenericCommand */
 	notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(where), c->argv[1].ptr, c->argv[1].len, c->db);
@@ -481,7 +482,7 @@ void cmd_lrem(struct client *c)
 	uint64_t removed = list_remove(entry_obj(e), c->argv[3].ptr, c->argv[3].len, count);
 	if (removed) {
 		list_removed(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, "lrem");
-		store_thread_changes_are(removed);
+		store_write_changes_are(removed);
 	}
 	reply_long(&c->out, (long long)removed);
 }
@@ -511,7 +512,7 @@ void cmd_ltrim(struct client *c)
 	list_trim(l, head_n, tail_n);
 	/* Redis sends "ltrim" even when nothing was trimmed */
 	list_removed(c->srv, c->db, e, c->argv[1].ptr, c->argv[1].len, "ltrim");
-	store_thread_changes_are(head_n + tail_n); /* Redis: the elements removed */
+	store_write_changes_are(head_n + tail_n); /* Redis: the elements removed */
 	reply_ok(&c->out);
 }
 

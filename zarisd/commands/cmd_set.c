@@ -31,6 +31,7 @@
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/set.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 #include "zarisd/store/strtab.h"
 
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
@@ -143,7 +144,7 @@ void cmd_sadd(struct client *c)
 		store_modified_locked(c->srv->store, c->db, e);
 	}
 	if (added) {
-		store_thread_changes_are((uint64_t)added); /* Redis counts each member */
+		store_write_changes_are((uint64_t)added); /* Redis counts each member */
 		notify_arg(c, NOTIFY_SET, "sadd", 1);
 	}
 	if (oom)
@@ -164,7 +165,7 @@ void cmd_srem(struct client *c)
 	if (s)
 		after_removal(c, 1, e, s, removed > 0, "srem");
 	if (removed)
-		store_thread_changes_are((uint64_t)removed);
+		store_write_changes_are((uint64_t)removed);
 	reply_long(&c->out, removed);
 }
 
@@ -254,7 +255,7 @@ static void spop_with_count(struct client *c)
 	if (count >= size) {
 		reply_members(c, s);
 		store_delete_entry_locked(c->srv->store, c->db, e);
-		store_thread_changes_are(size); /* Redis counts each member */
+		store_write_changes_are(size); /* Redis counts each member */
 		notify_arg(c, NOTIFY_SET, "spop", 1);
 		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		return;
@@ -265,7 +266,7 @@ static void spop_with_count(struct client *c)
 	if ((size - count) * SPOP_MOVE_STRATEGY_MUL <= count)
 		set_recompact(s, max_intset(c));
 	store_modified_locked(c->srv->store, c->db, e);
-	store_thread_changes_are(count);
+	store_write_changes_are(count);
 	notify_arg(c, NOTIFY_SET, "spop", 1);
 }
 

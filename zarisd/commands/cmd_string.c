@@ -34,6 +34,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define ERR_OFFSET_RANGE "ERR offset is out of range"
 
@@ -260,7 +261,7 @@ static void set_generic_meta(struct client *c, unsigned flags, int vali, int exp
 			rc = store_meta_set_locked(c->srv->store, c->db, &ne, &mf);
 		meta_fields_free(&mf);
 		if (rc == 0)
-			store_thread_changes_are(1);
+			store_write_changes_are(1);
 	}
 	if (rc == 0) {
 		notify_arg(c, NOTIFY_STRING, "set", 1);
@@ -685,7 +686,7 @@ void cmd_setrange(struct client *c)
 		return;
 	}
 	memcpy(p + offset, val, vlen); /* the resize stamped the new version */
-	store_thread_changes_are(1);   /* creating the key stamped too: one change for Redis */
+	store_write_changes_are(1);    /* creating the key stamped too: one change for Redis */
 	notify_arg(c, NOTIFY_STRING, "setrange", 1);
 	reply_long(&c->out, (long long)newlen);
 }

@@ -37,6 +37,7 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 #include "zarisd/store/zset.h"
 
 #define ERR_NAN "ERR resulting score is not a number (NaN)"
@@ -289,7 +290,7 @@ static void zadd_generic(struct client *c, unsigned flags)
 		store_modified_locked(c->srv->store, c->db, e);
 	}
 	if (added || updated)
-		store_thread_changes_are((uint64_t)(added + updated)); /* Redis counts each member */
+		store_write_changes_are((uint64_t)(added + updated)); /* Redis counts each member */
 reply:
 	if (incr) {
 		if (processed)
@@ -335,7 +336,7 @@ void cmd_zrem(struct client *c)
 		}
 		if (deleted) {
 			zcmd_written(c, 1, e, z, "zrem");
-			store_thread_changes_are((uint64_t)deleted);
+			store_write_changes_are((uint64_t)deleted);
 		}
 	}
 	reply_long(&c->out, deleted);
@@ -695,7 +696,7 @@ static void zremrange_generic(struct client *c, enum range_type type)
 		};
 		zset_remove_ranks(z, first, n);
 		zcmd_written(c, 1, e, z, events[type]);
-		store_thread_changes_are(n);
+		store_write_changes_are(n);
 	}
 	reply_long(&c->out, (long long)n);
 }

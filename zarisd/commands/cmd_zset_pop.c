@@ -28,6 +28,7 @@
 #include "zarisd/core/mem.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 #include "zarisd/store/zset.h"
 
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
@@ -75,7 +76,7 @@ static void pop_reply(struct obuf *out, struct server *srv, unsigned db, const c
 	} else {
 		store_modified_locked(srv->store, db, e);
 	}
-	store_thread_changes_are(n); /* Redis counts each member popped */
+	store_write_changes_are(n); /* Redis counts each member popped */
 }
 
 /* The first key of argv[FIRST .. FIRST + NKEYS) holding a sorted set: its

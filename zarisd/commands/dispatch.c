@@ -32,6 +32,7 @@
 #include "zarisd/script/script.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 /* One error reply of C (Redis's afterErrorReply): every one is an event
  * for failed_calls; a counted one goes to total_error_replies and
@@ -478,10 +479,11 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	 * keep pre-images; a command that changed the keyspace makes its
 	 * record here (propagate.h), still inside the locked region, so
 	 * records of one key are in execution order */
-	uint64_t token = propagate_begin(c, cmd);
+	struct store_write w;
+	propagate_begin(c, cmd, STORE_WRITE_CLIENT, &w);
 	cmd->handler(c);
-	propagate_command(c, cmd, token);
-	propagate_end(c, cmd, token);
+	propagate_command(c, cmd, &w);
+	propagate_end(c, cmd, &w);
 	pubsub_command_end(c);
 	c->clock_end_us = zr_clock_us();
 	if (__builtin_expect(c->flags & CLIENT_REFUSED_BUSY, 0)) {

@@ -1,6 +1,7 @@
 /* propagate — see propagate.h. */
 #include "zarisd/commands/propagate.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,18 +20,20 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 static _Atomic uint64_t txn_ids;
 
-static _Thread_local uint64_t tl_txn; /* this thread's EXEC's txn id, once it made a record */
-static _Thread_local bool tl_in_exec; /* running EXEC (its WATCH check, its queued commands) */
+/* The calling thread's record buffers, reused from record to record
+ * (scratch space, no state between records). */
 static _Thread_local struct jbuf tl_rec;
 static _Thread_local struct jbuf tl_deletion;
-static _Thread_local bool tl_marked; /* propagate_mark_change: the running command changed state */
 
 void propagate_mark_change(void)
 {
-	tl_marked = true;
+	struct store_write *w = store_write_open();
+	assert(w); /* a handler's: inside the dispatcher's bracket */
+	w->marked = true;
 }
 
 void propagate_thread_exit(void)
@@ -49,31 +52,25 @@ static bool gated(const struct client *c, const struct command *cmd)
 	return (cmd->flags & CMD_WHOLEDB) && !(c->flags & CLIENT_IN_EXEC) && !store_thread_all_locked();
 }
 
-uint64_t propagate_begin(struct client *c, const struct command *cmd)
+void propagate_begin(struct client *c, const struct command *cmd, enum store_write_origin origin,
+		     struct store_write *w)
 {
-	store_thread_command(cmd->flags & CMD_WRITE, c->now_ms);
-	/* a count said outside a command (a blocked client served after one)
-	 * is not this command's */
-	(void)store_thread_take_changes(0);
+	store_write_begin(w, origin, cmd->name, cmd->flags & (CMD_WRITE | CMD_MAY_WRITE), c->now_ms);
 	/* expiries met from here to EXEC's end join its transaction (the
 	 * deletion hook below); EXEC's WATCH check included */
 	if (__builtin_expect(cmd->flags & (CMD_EXEC | CMD_SCRIPT), 0) && !(c->flags & CLIENT_IN_EXEC))
-		tl_in_exec = true;
+		w->txn_open = true;
 	if (gated(c, cmd))
 		persist_gate_enter(c->srv->persist);
-	return store_thread_dirty();
 }
 
-void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
+void propagate_end(struct client *c, const struct command *cmd, struct store_write *w)
 {
-	store_thread_write_intent(false);
-	if (tl_marked) { /* after propagate_command, which made its record */
-		tl_marked = false;
+	if (w->marked) /* after propagate_command, which made its record */
 		persist_count_changes(c->srv->persist, 1);
-	}
-	uint64_t stamped = store_thread_dirty() - token;
-	/* taken (and forgotten) even when nothing is counted below */
-	uint64_t changes = store_thread_take_changes(stamped);
+	uint64_t stamped = w->dirty;
+	uint64_t changes = store_write_changes(w);
+	store_write_end(w);
 	/* Redis's server.dirty counts changes, not commands (MSET of three
 	 * keys: 3; SADD of two new members: 2); the store counts each write it
 	 * stamps and each key freed unless the command said its count (an
@@ -87,12 +84,15 @@ void propagate_end(struct client *c, const struct command *cmd, uint64_t token)
 		persist_gate_leave(c->srv->persist);
 }
 
-/* This thread's EXEC's txn id, made on its first record. */
+/* The txn id of the transaction open around the calling thread's
+ * writes (EXEC's, a script's bracket), made on its first record. */
 static uint64_t exec_txn(void)
 {
-	if (!tl_txn)
-		tl_txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
-	return tl_txn;
+	struct store_write *t = store_write_txn();
+	assert(t); /* CLIENT_IN_EXEC or txn_open: EXEC or a script opened it */
+	if (!t->txn)
+		t->txn = atomic_fetch_add_explicit(&txn_ids, 1, memory_order_relaxed) + 1;
+	return t->txn;
 }
 
 struct effect_ctx {
@@ -279,12 +279,15 @@ static inline void wrote(struct client *c, uint64_t seq)
 		c->repl_seq = seq;
 }
 
-void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before)
+void propagate_command(struct client *c, const struct command *cmd, struct store_write *w)
 {
 	struct stream *s = c->srv->stream;
 	bool exec_end = (cmd->flags & (CMD_EXEC | CMD_SCRIPT)) && !(c->flags & CLIENT_IN_EXEC);
-	if (__builtin_expect(exec_end, 0))
-		tl_in_exec = false;
+	uint64_t txn = 0;
+	if (__builtin_expect(exec_end, 0)) {
+		txn = w->txn;
+		w->txn_open = false;
+	}
 	/* a script inside EXEC is no record of its own: the commands it ran
 	 * are, in EXEC's transaction (a record of EVAL as well ran the script
 	 * a second time on replay and on replicas) */
@@ -292,30 +295,27 @@ void propagate_command(struct client *c, const struct command *cmd, uint64_t dir
 		return;
 	/* a replica's stream is its primary's (repl/): a write a client made
 	 * on a writable replica stays local, as in Redis */
-	if (__builtin_expect(atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed), 0)) {
-		tl_txn = 0;
+	if (__builtin_expect(atomic_load_explicit(&c->srv->repl_replica, memory_order_relaxed), 0))
 		return;
-	}
 	/* an EXEC whose only records are expiries' DELs still commits them */
-	bool marked = tl_marked && !exec_end;
-	if (store_thread_dirty() == dirty_before && !(exec_end && tl_txn) && !marked)
+	bool marked = w->marked && !exec_end;
+	if (w->dirty == 0 && !(exec_end && txn) && !marked)
 		return;
 	/* the lookups below are not the command's: no snapshot pre-images */
-	store_thread_write_intent(false);
+	w->intent = false;
 	bool held = false;
 	uint64_t seq;
 	if (exec_end) {
 		/* the queued commands made their records one by one: close them */
-		if (tl_txn) {
-			seq = stream_commit(s, tl_txn, &held);
-			tl_txn = 0;
+		if (txn) {
+			seq = stream_commit(s, txn, &held);
 			if (held && seq > c->journal_seq)
 				c->journal_seq = seq;
 			wrote(c, seq);
 		}
 		return;
 	}
-	uint64_t txn = (c->flags & CLIENT_IN_EXEC) ? exec_txn() : 0;
+	txn = (c->flags & CLIENT_IN_EXEC) ? exec_txn() : 0;
 	/* nothing keeps records (no log, no replica): the write is numbered,
 	 * and no record is built (stream.h) */
 	if ((seq = stream_number(s))) {
@@ -412,7 +412,7 @@ static void deletion_record(void *ctx, enum store_event ev, unsigned db, const c
 	struct stream *s = ctx;
 	if (ev != STORE_EVENT_EVICTED && ev != STORE_EVENT_EXPIRED)
 		return;
-	uint64_t txn = tl_in_exec ? exec_txn() : 0;
+	uint64_t txn = store_write_txn() ? exec_txn() : 0;
 	if (stream_number(s))
 		return;
 	const char *argv[2] = { "DEL", key };

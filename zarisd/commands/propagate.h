@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zarisd/store/write.h"
+
 struct client;
 struct command;
 struct server;
@@ -33,27 +35,29 @@ void propagate_start(struct server *srv);
 void propagate_stop(struct server *srv);
 
 /* The dispatcher (and the replay applier), around each handler, shard
- * locks held: BEGIN tells the store the command's kind and clock (write
- * intent: snapshot pre-images), takes persistence's gate for a
- * whole-keyspace write, starts an EXEC's transaction (expiries met until
- * it ends are its records) and returns a token for propagate_command and
- * END (store_thread_dirty() before the handler); END counts the command's
- * changes (persist_count_changes) and releases the gate. The replay
- * applier calls BEGIN and END only: a replayed record is no new record. */
-uint64_t propagate_begin(struct client *c, const struct command *cmd);
-void propagate_end(struct client *c, const struct command *cmd, uint64_t token);
+ * locks held: BEGIN opens the command's write bracket W (store/write.h:
+ * ORIGIN, the command's name, write intent from its flags — snapshot
+ * pre-images —, its clock), takes persistence's gate for a whole-keyspace
+ * write and opens an EXEC's or a script's transaction (expiries met until
+ * it ends are its records); END counts the command's changes
+ * (persist_count_changes), releases the gate and closes W. W is the
+ * caller's (on its stack) from BEGIN to END. The replay applier calls
+ * BEGIN and END only: a replayed record is no new record. */
+void propagate_begin(struct client *c, const struct command *cmd, enum store_write_origin origin,
+		     struct store_write *w);
+void propagate_end(struct client *c, const struct command *cmd, struct store_write *w);
 
-/* After CMD's handler ran for C (every command: it also ends an EXEC
- * that propagate_exec_begin began): DIRTY_BEFORE is store_thread_dirty()
- * before the handler (propagate_begin's token); when the command
- * changed the keyspace, its record is appended to c->srv->stream (none in
- * unit tests: nothing is done) and, when the append-only log will write
- * it, c->journal_seq raised so the reply waits until it is durable. */
-void propagate_command(struct client *c, const struct command *cmd, uint64_t dirty_before);
+/* After CMD's handler ran for C inside bracket W (every command: it also
+ * ends an EXEC that propagate_begin began): when the command changed the
+ * keyspace (W counted a change, or propagate_mark_change), its record is
+ * appended to c->srv->stream (none in unit tests: nothing is done) and,
+ * when the append-only log will write it, c->journal_seq raised so the
+ * reply waits until it is durable. */
+void propagate_command(struct client *c, const struct command *cmd, struct store_write *w);
 /* The running command changed server state outside the keyspace (FUNCTION
  * LOAD, DELETE, FLUSH, RESTORE): its argv is its record, as if it had
  * written a key, and it counts one change (Redis's server.dirty++). The
- * handler calls it, on the dispatcher's thread, after the change. */
+ * handler calls it, inside its bracket, after the change. */
 void propagate_mark_change(void);
 /* A served blocking pop (commands/blocking.c), its locks still held: the
  * record of the command ARGV[0..ARGC) that repeats it (LPOP, LMOVE,

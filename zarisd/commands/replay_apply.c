@@ -25,6 +25,7 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/stats.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 /* One command of the record being applied: argc arguments from args[first]. */
 struct rcmd {
@@ -162,11 +163,12 @@ static bool run_locked(struct replay_applier *ra, const struct rcmd *rc, const s
 	}
 	aim(ra, rc);
 	uint64_t errors = c->out.errors;
-	uint64_t token = propagate_begin(c, rc->cmd);
+	struct store_write w;
+	propagate_begin(c, rc->cmd, STORE_WRITE_REPLAY, &w);
 	rc->cmd->handler(c);
 	if (done && ra->applied) /* the record's last command: see replay_applied_fn */
 		ra->applied(ra->applied_ctx, done);
-	propagate_end(c, rc->cmd, token);
+	propagate_end(c, rc->cmd, &w);
 	return c->out.errors != errors;
 }
 
@@ -319,8 +321,14 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 		store_lock(s, ra->shards[0]);
 	else if (nshards)
 		store_lock_set(s, ra->shards, nshards);
+	/* the record's bracket: its commands' brackets nest in it, and the
+	 * versions restored below are its writes too */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_REPLAY, "a journal record", true, rec->now_ms);
 	for (unsigned i = 0; i < rec->ncmds; i++)
 		run_locked(ra, &ra->cmds[i], i + 1 == rec->ncmds ? rec : NULL);
+	/* the lookups below find what the commands wrote: no pre-images */
+	w.intent = false;
 	struct jreader v = rec->vers;
 	for (unsigned i = 0; i < rec->nver; i++) {
 		const char *key;
@@ -334,6 +342,7 @@ int replay_apply_record(void *arg, const struct jr_cmd *rec, char *err, size_t e
 			store_entry_set_version_locked(s, e, version);
 	}
 	restore_db_versions(s, rec);
+	store_write_end(&w);
 	if (all)
 		store_unlock_all(s);
 	else if (nshards == 1)
@@ -370,6 +379,8 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 	/* the rebuild's commands name the entry's key only */
 	unsigned shard = store_shard_of(s, e->key, e->klen);
 	store_lock(s, shard);
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_LOAD, "a snapshot entry", true, now);
 	bool good = true;
 	for (unsigned i = 0; i < e->ncmds && good; i++)
 		good = !run_locked(ra, &ra->cmds[i], NULL);
@@ -382,6 +393,7 @@ int replay_apply_object(void *arg, const struct jr_snap_entry *e, int64_t now, c
 		en = NULL;
 	if (en)
 		store_entry_set_version_locked(s, en, e->version);
+	store_write_end(&w);
 	store_unlock(s, shard);
 	c->key_hash_argv = NULL;
 	return en ? 0 : -EINVAL;

@@ -26,6 +26,7 @@
 #define EX CMD_EXEC
 #define RE CMD_RANDOM_EFFECT
 #define NMK CMD_NO_MANDATORY_KEYS
+#define MW CMD_MAY_WRITE
 #define SCRIPT_NOTES_RW "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
 #define SCRIPT_NOTES_RO "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
 
@@ -392,7 +393,7 @@ static struct command command_rows[] = {
 	ROW("bitfield", -2, W | M, 1, 1, 1, cmd_bitfield, "bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings."),
 	ROW("bitfield_ro", -2, R | F, 1, 1, 1, cmd_bitfield_ro, "bitmap", "6.0.0", "Performs arbitrary read-only bitfield integer operations on strings."),
 	ROW("pfadd", -2, W | M | F, 1, 1, 1, cmd_pfadd, "hyperloglog", "2.8.9", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."),
-	ROW("pfcount", -2, R, 1, -1, 1, cmd_pfcount, "hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
+	ROW("pfcount", -2, R | MW, 1, -1, 1, cmd_pfcount, "hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
 	ROW("pfmerge", -2, W | M, 1, -1, 1, cmd_pfmerge, "hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key."),
 	ROW("pfdebug", 3, W | M | A, 2, 2, 1, cmd_pfdebug, "hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values."),
 	ROW("pfselftest", 1, A | KL, 0, 0, 0, cmd_pfselftest, "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values."),
@@ -484,6 +485,7 @@ static struct command command_rows[] = {
 #undef EX
 #undef RE
 #undef NMK
+#undef MW
 #undef SCRIPT_NOTES_RW
 #undef SCRIPT_NOTES_RO
 

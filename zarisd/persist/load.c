@@ -23,6 +23,7 @@
 #include "zarisd/journal/format.h"
 #include "zarisd/journal/replay.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 /* The reason given for damage that jr_torn_tail calls a torn tail. */
 #define TORN_TAIL "a damaged frame that no record follows (a torn write)"
@@ -143,6 +144,8 @@ static void *snap_load_range(void *arg)
 	struct snap_load *sl = arg;
 	struct store *s = sl->s;
 	void *ap = applier_open();
+	struct store_write w; /* this thread's share of the load */
+	store_write_begin(&w, STORE_WRITE_LOAD, "a snapshot load", true, 0);
 	for (size_t i = sl->lo; i < sl->hi && sl->rc == 0; i++) {
 		struct jr_snap_entry k;
 		if (!jr_parse_snap_entry(sl->base + sl->offs[i], sl->lens[i], &k)) {
@@ -198,6 +201,7 @@ static void *snap_load_range(void *arg)
 		}
 		sl->loaded++;
 	}
+	store_write_end(&w);
 	applier_close(ap);
 	return NULL;
 }

@@ -39,6 +39,7 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define BACKOFF_MIN_MS 100
@@ -189,6 +190,10 @@ static int load_synced(struct link *l, const char *path, uint64_t offset)
 	store_lock_all(srv->store);
 	store_unlock_all(srv->store);
 	persist_replace_begin(srv->persist);
+	/* the flush is the load's write (load_snapshot's threads open their
+	 * own brackets) */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_LOAD, "a full sync", true, 0);
 	store_flushall(srv->store);
 	struct load_result res = { 0 };
 	char err[512];
@@ -204,6 +209,7 @@ static int load_synced(struct link *l, const char *path, uint64_t offset)
 		       " keys loaded, journal seq %" PRIu64 ", offset %" PRIu64,
 		       res.keys_loaded, res.last_seq, offset);
 	}
+	store_write_end(&w);
 	persist_replace_end(srv->persist, path, rc == 0);
 	atomic_store_explicit(&srv->repl_loading, 0, memory_order_release);
 	return rc;

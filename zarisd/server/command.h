@@ -44,7 +44,12 @@ typedef void (*cmd_handler_fn)(struct client *c);
  *           transaction, as EXEC's (propagate.h)
  * The last four are zarisd's own and not shown by COMMAND INFO.
  * NO_MANDATORY_KEYS  may name no key at all (EVAL with numkeys 0):
- *           COMMAND GETKEYS answers an empty array rather than an error */
+ *           COMMAND GETKEYS answers an empty array rather than an error
+ * MAY_WRITE READONLY as Redis shows it, yet it may change a key it reads
+ *           (PFCOUNT caches the cardinality in the value; Redis's key spec
+ *           says RW): it runs in a writing bracket (store/write.h), so its
+ *           change is counted and a running snapshot keeps the pre-image.
+ *           zarisd's own, not shown by COMMAND INFO. */
 enum cmd_flag {
 	CMD_WRITE = 1u << 0,
 	CMD_READONLY = 1u << 1,
@@ -67,6 +72,7 @@ enum cmd_flag {
 	CMD_RANDOM_EFFECT = 1u << 18,
 	CMD_SCRIPT = 1u << 19,
 	CMD_NO_MANDATORY_KEYS = 1u << 20,
+	CMD_MAY_WRITE = 1u << 21,
 };
 
 struct command {

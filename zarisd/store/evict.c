@@ -334,7 +334,6 @@ static bool evict_random(struct store *s, enum store_evict_policy policy)
 
 int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy policy, int64_t now_ms)
 {
-	(void)now_ms;
 	/* Mirror the policy first: it decides how accesses are recorded even
 	 * while under the limit. */
 	if (atomic_load_explicit(&s->policy, memory_order_relaxed) != (int)policy)
@@ -352,6 +351,12 @@ int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy polic
 		pool_reset(s);
 		evpool.policy = (int)policy;
 	}
+	/* eviction is a writer of its own, whoever calls it: its deletes
+	 * are no change of the command that made room (Redis's server.dirty
+	 * leaves evictions out; each has its DEL record) */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_EVICTION, "eviction", true, now_ms);
+	int r = 0;
 	while (zr_mem_used() > maxmemory) {
 		bool ok;
 		if (policy == STORE_EVICT_ALLKEYS_RANDOM || policy == STORE_EVICT_VOLATILE_RANDOM) {
@@ -366,10 +371,13 @@ int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy polic
 				ok = evict_from_pool(s, policy);
 			}
 		}
-		if (!ok)
-			return -ENOMEM;
+		if (!ok) {
+			r = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	store_write_end(&w);
+	return r;
 }
 
 void store_evict_pool_clear(void)

@@ -84,6 +84,10 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 	struct expire_cursor *cur = &s->expire[worker % STORE_EXPIRE_SLOTS];
 	unsigned pos = atomic_load_explicit(&cur->next, memory_order_relaxed) % share;
 	int64_t deadline = zr_mono_us() + budget_us;
+	/* the cycle's deletions are writes of their own (each journals its
+	 * DEL through the deletion hook) */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_EXPIRY, "active expiry", true, now_ms);
 	for (unsigned k = 0; k < share; k++, pos = (pos + 1) % share) {
 		if (k && k % EXPIRE_TIME_CHECK == 0 && zr_mono_us() >= deadline)
 			break;
@@ -105,5 +109,6 @@ void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, in
 		}
 		zr_unlock(&sh->lock);
 	}
+	store_write_end(&w);
 	atomic_store_explicit(&cur->next, pos, memory_order_relaxed);
 }

@@ -38,38 +38,6 @@ static void free_value(struct store *s, const struct entry *e)
 	}
 }
 
-_Thread_local uint64_t store_dirty_count;
-
-uint64_t store_thread_dirty(void)
-{
-	return store_dirty_count;
-}
-
-_Thread_local int64_t store_cmd_now;
-
-void store_thread_command(bool write, int64_t now_ms)
-{
-	store_write_intent = write;
-	store_cmd_now = now_ms;
-}
-
-static _Thread_local bool changes_said;
-static _Thread_local uint64_t changes_said_n;
-
-void store_thread_changes_are(uint64_t n)
-{
-	changes_said = true;
-	changes_said_n = n;
-}
-
-uint64_t store_thread_take_changes(uint64_t stamped)
-{
-	if (!changes_said)
-		return stamped;
-	changes_said = false;
-	return changes_said_n;
-}
-
 /* Frees E's metadata block, if any (not its index entries). */
 static void free_meta(struct entry *e)
 {
@@ -91,7 +59,7 @@ static void entry_release(struct store *s, struct dict *d, struct entry *e)
 
 void store_entry_free(struct store *s, struct dict *d, struct entry *e)
 {
-	store_dirty_count++;
+	store_write_count("a delete");
 	entry_release(s, d, e);
 }
 
@@ -108,6 +76,7 @@ void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry
 
 void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry **link)
 {
+	store_write_require("an expiry");
 	struct dict *d = &sh->db[db];
 	struct entry *e = *link;
 	store_event(s, STORE_EVENT_EXPIRED, db, e);
@@ -142,7 +111,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 	if (e && !(flags & STORE_LOOKUP_NOTOUCH))
 		store_touch(s, e);
 	/* a writing command may change the value in place after this */
-	if (e && store_write_intent)
+	if (e && store_write_intends())
 		store_snap_touch(s, sh, db, e);
 	return e;
 }
@@ -193,7 +162,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 	struct dict *d = &shd->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *old = link ? *link : NULL;
-	if (old && entry_has_ttl(old) && entry_ttl_raw(old) < store_cmd_now && !store_is_replica(s)) {
+	if (old && entry_has_ttl(old) && entry_ttl_raw(old) < store_write_now() && !store_is_replica(s)) {
 		/* Redis's setKey looks the key up for writing: an expired one
 		 * is expired first (counted, notified, its DEL journaled before
 		 * this write's record), then the key is new */

@@ -35,8 +35,6 @@
 #include "zarisd/store/store.h"
 #include "zarisd/store/store_int.h"
 
-_Thread_local bool store_write_intent;
-
 struct snap_pre {
 	struct snap_pre *next; /* bucket chain */
 	uint64_t h;	       /* key hash */
@@ -52,11 +50,6 @@ struct snap_set {
 	size_t n;
 	unsigned char *frozen; /* [ndb]: serve this db from pre-images only (SWAPDB) */
 };
-
-void store_thread_write_intent(bool on)
-{
-	store_write_intent = on;
-}
 
 const struct store_type_ops *store_type_ops_of(const struct store *s, enum store_type t)
 {
@@ -141,6 +134,7 @@ static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, 
 
 void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version)
 {
+	store_write_require("a version restored");
 	size_t klen;
 	const char *k = entry_key_raw(e, &klen);
 	struct shard *sh = store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen)));

@@ -378,7 +378,7 @@ int store_foreach_slot(struct store *s, unsigned db, unsigned slot, int64_t now_
 void store_flushdb(struct store *s, unsigned db);
 void store_flushall(struct store *s);
 /* Exchanges two databases' contents (takes every shard lock, in order);
- * one change for store_thread_dirty(), as Redis counts it. */
+ * one change of the open write bracket (write.h), as Redis counts it. */
 void store_swapdb(struct store *s, unsigned a, unsigned b);
 /* Calls FN on one random live key of DB: 1; 0 when the db is empty (FN
  * not called); -EBUSY. */
@@ -443,22 +443,6 @@ void store_set_active_expire(struct store *s, bool on);
  * active rehashing). */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
-/* Changes (writes, deletions, evictions) the calling thread has made so
- * far. The dispatcher compares it around a command to know that the
- * command changed the keyspace (Redis's server.dirty). Expiries are not
- * counted: the deletion hook journals each, and Redis's dirty count
- * leaves them out (a GET that met an expired key changed nothing). */
-uint64_t store_thread_dirty(void);
-/* For Redis's change count (server.dirty, INFO rdb_changes_since_last_save,
- * the save rules), a command that adds or removes elements of a collection
- * says how many (SADD of 3 new members: 3), and a command whose writes the
- * store stamps more than once (SETRANGE creating its key) says 1: the
- * running command made N changes, whatever store_thread_dirty() counted. */
-void store_thread_changes_are(uint64_t n);
-/* The running command's change count: what it said (and forgets it), else
- * STAMPED (what store_thread_dirty() counted during it). */
-uint64_t store_thread_take_changes(uint64_t stamped);
-
 /* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
  * under the limit (or in replica mode, which evicts nothing), -ENOMEM
  * when nothing more can be evicted (noeviction, or no candidate keys).
@@ -491,21 +475,6 @@ const struct store_type_ops *store_type_ops_of(const struct store *s, enum store
 /* Loading: sets E's version to VERSION (the one saved) and raises its
  * shard's clock to at least VERSION, so later writes stay monotonic. */
 void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version);
-/* The dispatcher, before each handler: store_thread_write_intent(WRITE)
- * (below), and NOW_MS is the clock (unix ms) of the command the calling
- * thread runs: a write that replaces a key past its TTL at that clock
- * (store_set_*_locked) expires the old entry first, as Redis's setKey does
- * through its write lookup — an "expired" event, a DEL journaled before
- * the write's record, then a "new" key. A thread that never set it (0:
- * loading) replaces such an entry like any other. One call for both: it
- * runs for every command. */
-void store_thread_command(bool write, int64_t now_ms);
-/* Declares whether the calling thread's current command may write (the
- * dispatcher, around each handler). While a snapshot runs, a lookup made
- * by a writing command keeps a pre-image of the entry it finds, because
- * type handlers change their objects in place before telling the store. */
-void store_thread_write_intent(bool on);
-
 /* Point-in-time snapshot without fork. store_snap_begin() takes every
  * shard lock (ascending), calls AT_INSTANT(CTX) — the snapshot's instant:
  * no keyed command runs — marks every shard pending and records each

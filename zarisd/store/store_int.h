@@ -22,6 +22,7 @@
 #include "zarisd/store/dict.h"
 #include "zarisd/store/entry_layout.h"
 #include "zarisd/store/store.h"
+#include "zarisd/store/write.h"
 
 #define STORE_CACHELINE 64
 #define STORE_EXPIRE_SLOTS 64 /* active-expiry cursors, one per worker (mod) */
@@ -132,19 +133,53 @@ static inline void shard_count(_Atomic uint64_t *c, uint64_t n)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
+/* The calling thread's open write bracket (write.c; write.h): set by
+ * store_write_begin/end only, read by the write paths below. */
+extern _Thread_local struct store_write *store_write_cur;
+
+/* A write outside any bracket, or a change inside a read-only one
+ * (WHAT: "a stamp", "a delete" ...): counted, logged once; sanitizer
+ * builds abort with the call stack (write.c). */
+void store_write_breach(const char *what) __attribute__((cold, noinline));
+
+/* The open bracket of a writer about to change an entry: counts the
+ * change there. Breach without one, or in a read-only one. */
+static inline void store_write_count(const char *what)
+{
+	struct store_write *w = store_write_cur;
+	if (__builtin_expect(!w || !w->intent, 0))
+		store_write_breach(what);
+	else
+		w->dirty++;
+}
+
+/* A deletion no writer counts (an expiry, a version restored): a bracket
+ * must be open all the same, of any intent (a read meets expired keys). */
+static inline void store_write_require(const char *what)
+{
+	if (__builtin_expect(!store_write_cur, 0))
+		store_write_breach(what);
+}
+
+/* The open bracket's clock (0: none, or no bracket). */
+static inline int64_t store_write_now(void)
+{
+	return store_write_cur ? store_write_cur->now_ms : 0;
+}
+
+/* The open bracket may change what it looks up (snapshot pre-images). */
+static inline bool store_write_intends(void)
+{
+	return store_write_cur && store_write_cur->intent;
+}
+
 /* A new version for a write on shard SH (lock held): a hybrid clock —
  * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
- * is strictly monotonic per shard and roughly time-ordered across them. */
-/* Modifications made by this thread (store_thread_dirty): counted where a
- * version is stamped and where an entry is freed (but not by an expiry:
- * store_expire_locked). */
-extern _Thread_local uint64_t store_dirty_count;
-/* store_thread_command: the running command's clock (0: none) */
-extern _Thread_local int64_t store_cmd_now;
-
+ * is strictly monotonic per shard and roughly time-ordered across them.
+ * Counts one change in the open bracket. */
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
 {
-	store_dirty_count++;
+	store_write_count("a stamp");
 	uint64_t wall = (uint64_t)atomic_load_explicit(&s->clock_ms, memory_order_relaxed) << 16;
 	sh->last_version = wall > sh->last_version ? wall : sh->last_version + 1;
 	return sh->last_version;
@@ -263,7 +298,6 @@ bool store_snap_retain(struct store *s, struct dict *d, struct entry *e);
 /* SWAPDB: keeps copies of every entry of dbs A and B of SH and serves
  * those dbs from the copies only. */
 void store_snap_freeze_dbs(struct store *s, struct shard *sh, unsigned a, unsigned b);
-extern _Thread_local bool store_write_intent;
 
 static inline bool store_snap_on(const struct store *s)
 {

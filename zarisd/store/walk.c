@@ -215,7 +215,7 @@ void store_swapdb(struct store *s, unsigned a, unsigned b)
 	/* one change, as Redis's swapdbCommand counts (server.dirty++, also
 	 * for a == b); it is also what gets the command journaled, as it
 	 * stamps and frees nothing */
-	store_dirty_count++;
+	store_write_count("a swap");
 	if (a == b)
 		return;
 	/* All locks at once so that no multi-key command sees one database
