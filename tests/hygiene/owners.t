@@ -53,6 +53,7 @@ WRITERS = {
     "zarisd/store/evict.c",          # eviction
     "zarisd/persist/load.c",         # a snapshot's load threads
     "zarisd/repl/replica.c",         # a full sync's flush
+    "zarisd/store/store.c",          # store_destroy (the teardown)
 }
 
 TL = re.compile(r"\b(_Thread_local|__thread)\b")

@@ -223,10 +223,36 @@ static void tail_tests(void)
 	jbuf_free(&b);
 }
 
+/* jr_frame_peek, the one frame-header reader: every cut of a frame, a
+ * heartbeat, an impossible length. */
+static void peek_tests(void)
+{
+	struct jbuf b;
+	jbuf_init(&b);
+	size_t off = make_cmd(&b, 7, "k", "value");
+	const unsigned char *f = b.p + off;
+	size_t whole = b.len - off;
+	uint32_t n;
+	bool cuts_wait = true;
+	for (size_t cut = 0; cut < whole; cut++)
+		cuts_wait &= jr_frame_peek(f, cut, &n) == 0 &&
+			     n == (cut < JR_FRAME_HEADER ? 0 : whole - JR_FRAME_HEADER);
+	ok(cuts_wait, "a frame cut anywhere: more bytes needed, its length known once the header is there");
+	ok(jr_frame_peek(f, whole, &n) == 1 && n == whole - JR_FRAME_HEADER,
+	   "the whole frame: its payload length");
+	ok(jr_frame_crc_ok(f, n), "its checksum holds");
+	unsigned char beat[JR_FRAME_HEADER] = { 0 };
+	ok(jr_frame_peek(beat, sizeof(beat), &n) == 1 && n == 0, "a heartbeat: a whole frame of no payload");
+	unsigned char huge[JR_FRAME_HEADER] = { 0xff, 0xff, 0xff, 0x7f };
+	is_int((long long)jr_frame_peek(huge, sizeof(huge), &n), (long long)-EPROTO, "an impossible length");
+	jbuf_free(&b);
+}
+
 int main(void)
 {
-	plan(56);
+	plan(61);
 	tail_tests();
+	peek_tests();
 	/* CRC-32C check value of "123456789" */
 	is_int((long long)crc32c(0, "123456789", 9), (long long)0xE3069283u, "crc32c check value");
 	is_int((long long)crc32c(crc32c(0, "1234", 4), "56789", 5), (long long)0xE3069283u,

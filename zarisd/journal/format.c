@@ -176,6 +176,28 @@ void jr_frame_set_seq(struct jbuf *b, size_t off, uint64_t seq)
 
 /* --- decoding -------------------------------------------------------------- */
 
+int jr_frame_peek(const unsigned char *buf, size_t len, uint32_t *plen)
+{
+	*plen = 0;
+	if (len < JR_FRAME_HEADER)
+		return 0;
+	uint32_t n = get_le32(buf);
+	if (n > JR_MAX_FRAME)
+		return -EPROTO;
+	*plen = n;
+	return n <= len - JR_FRAME_HEADER;
+}
+
+bool jr_frame_crc_ok(const unsigned char *frame, size_t plen)
+{
+	return crc32c(0, frame + JR_FRAME_HEADER, plen) == get_le32(frame + 4);
+}
+
+uint64_t jr_commit_seq(const unsigned char *pl)
+{
+	return get_le64(pl + 1);
+}
+
 enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, const unsigned char **payload,
 			     size_t *plen, const char **why)
 {
@@ -189,17 +211,17 @@ enum jr_status jr_next_frame(const unsigned char *buf, size_t len, size_t *off, 
 		*why = "incomplete frame header at the end";
 		return JR_TRUNCATED;
 	}
-	uint32_t n = get_le32(buf + o);
-	uint32_t crc = get_le32(buf + o + 4);
-	if (n == 0 || n > JR_MAX_FRAME) {
+	uint32_t n;
+	int whole = jr_frame_peek(buf + o, len - o, &n);
+	if (whole < 0 || n == 0) { /* a file has no heartbeats */
 		*why = "impossible frame length";
 		return JR_CORRUPT;
 	}
-	if (n > len - o - JR_FRAME_HEADER) {
+	if (!whole) {
 		*why = "frame cut short by the end of the file";
 		return JR_TRUNCATED;
 	}
-	if (crc32c(0, buf + o + JR_FRAME_HEADER, n) != crc) {
+	if (!jr_frame_crc_ok(buf + o, n)) {
 		bool last = o + JR_FRAME_HEADER + n == len;
 		*why = last ? "checksum mismatch in the last frame (torn write)" : "checksum mismatch";
 		return last ? JR_TRUNCATED : JR_CORRUPT;

@@ -150,6 +150,21 @@ enum jr_status {
 	JR_CORRUPT = 3,	  /* bad length or checksum with data after it */
 };
 
+/* The one reader of a frame header: the frame at the front of
+ * BUF[0..LEN), bytes of a file or a stream in any chunking. Returns 1
+ * when the whole frame is there, 0 when more bytes are needed, -EPROTO
+ * for an impossible length (over JR_MAX_FRAME). *PLEN gets the payload
+ * length once the header is there (0 before; a length of 0 is a
+ * heartbeat, the header alone: replication's keep-alive). The checksum is
+ * not checked: jr_frame_crc_ok. */
+int jr_frame_peek(const unsigned char *buf, size_t len, uint32_t *plen);
+/* Whether the payload of the whole frame at FRAME (PLEN bytes after its
+ * header) matches the checksum in its header. */
+bool jr_frame_crc_ok(const unsigned char *frame, size_t plen);
+/* A frame's COMMIT seq (the u64 after the kind byte of a JR_COMMIT
+ * payload PL). */
+uint64_t jr_commit_seq(const unsigned char *pl);
+
 /* Reads the frame at *OFF of BUF[0..LEN): on JR_OK sets *PAYLOAD and *PLEN and
  * advances *OFF. A checksum mismatch on the very last frame of the buffer
  * counts as JR_TRUNCATED (a torn final write), anywhere else as JR_CORRUPT.

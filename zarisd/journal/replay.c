@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zarisd/core/crc32c.h"
 #include "zarisd/core/mem.h"
 
 struct jr_held {
@@ -157,31 +156,26 @@ int jr_replay_frame(struct jr_replay *rp, const unsigned char *pl, size_t plen, 
 	return r < 0 ? r : JR_REPLAY_APPLIED;
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* One whole frame at P (header included, N bytes of payload) at stream
  * offset POS. */
 static int feed_frame(struct jr_replay *rp, const unsigned char *p, uint32_t n, uint64_t pos)
 {
-	if (crc32c(0, p + JR_FRAME_HEADER, n) != le32(p + 4))
+	if (!jr_frame_crc_ok(p, n))
 		return refuse(rp, -EINVAL, pos, "checksum mismatch");
 	int r = jr_replay_frame(rp, p + JR_FRAME_HEADER, n, pos);
 	return r < 0 ? r : 0;
 }
 
-/* The payload length of the frame whose header is at P, or 0 (refused)
- * when impossible. */
-static uint32_t frame_len(struct jr_replay *rp, const unsigned char *p, uint64_t pos)
+/* The frame at P[0..LEN) (at least its header): 1 whole, 0 cut, with its
+ * payload length in *N; -1 (refused) when its length is impossible. */
+static int frame_at(struct jr_replay *rp, const unsigned char *p, size_t len, uint64_t pos, uint32_t *n)
 {
-	uint32_t n = le32(p);
-	if (n == 0 || n > JR_MAX_FRAME) {
+	int whole = jr_frame_peek(p, len, n);
+	if (whole < 0 || *n == 0) { /* a log or a full sync has no heartbeats */
 		refuse(rp, -EINVAL, pos, "impossible frame length");
-		return 0;
+		return -1;
 	}
-	return n;
+	return whole;
 }
 
 int jr_replay_feed(struct jr_replay *rp, const void *buf, size_t len)
@@ -193,8 +187,8 @@ int jr_replay_feed(struct jr_replay *rp, const void *buf, size_t len)
 	while (rp->in.len && len) {
 		size_t want = JR_FRAME_HEADER;
 		if (rp->in.len >= JR_FRAME_HEADER) {
-			uint32_t n = frame_len(rp, rp->in.p, rp->fed);
-			if (!n)
+			uint32_t n;
+			if (frame_at(rp, rp->in.p, rp->in.len, rp->fed, &n) < 0)
 				return rp->rc;
 			want += n;
 		}
@@ -214,10 +208,11 @@ int jr_replay_feed(struct jr_replay *rp, const void *buf, size_t len)
 	}
 	/* then whole frames straight from the chunk, no copy */
 	while (len >= JR_FRAME_HEADER) {
-		uint32_t n = frame_len(rp, p, rp->fed);
-		if (!n)
+		uint32_t n;
+		int whole = frame_at(rp, p, len, rp->fed, &n);
+		if (whole < 0)
 			return rp->rc;
-		if (len - JR_FRAME_HEADER < n)
+		if (!whole)
 			break;
 		int r = feed_frame(rp, p, n, rp->fed);
 		rp->fed += JR_FRAME_HEADER + (uint64_t)n;

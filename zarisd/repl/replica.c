@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zarisd/core/crc32c.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -45,11 +44,6 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define ACK_EVERY_MS 1000
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int timeout_ms(struct link *l)
 {
@@ -139,12 +133,13 @@ static int receive_snapshot(struct link *l, int fd, struct sockbuf *b, const cha
 			}
 		}
 		while (!need_hdr && b->len - off >= JR_FRAME_HEADER) {
-			size_t plen = le32((unsigned char *)b->p + off);
-			if (plen == 0 || plen > JR_MAX_FRAME) {
+			uint32_t plen;
+			int whole = jr_frame_peek((unsigned char *)b->p + off, b->len - off, &plen);
+			if (whole < 0 || plen == 0) { /* a snapshot has no heartbeats */
 				rc = -EPROTO;
 				break;
 			}
-			if (b->len - off < JR_FRAME_HEADER + plen)
+			if (!whole)
 				break;
 			unsigned char kind = (unsigned char)b->p[off + JR_FRAME_HEADER];
 			if (fwrite(b->p + off, 1, JR_FRAME_HEADER + plen, f) != JR_FRAME_HEADER + plen) {
@@ -377,21 +372,22 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 		size_t off = 0;
 		while (b->len - off >= JR_FRAME_HEADER) {
 			const unsigned char *h = (const unsigned char *)b->p + off;
-			size_t plen = le32(h);
-			if (plen == 0) { /* heartbeat */
-				off += JR_FRAME_HEADER;
-				continue;
-			}
-			if (plen > JR_MAX_FRAME) {
+			uint32_t plen;
+			int whole = jr_frame_peek(h, b->len - off, &plen);
+			if (whole < 0) {
 				zr_log(ZR_LOG_WARNING,
 				       "Replication stream: impossible frame length at offset %" PRIu64, at);
 				rc = -EPROTO;
 				break;
 			}
-			if (b->len - off < JR_FRAME_HEADER + plen)
+			if (!whole)
 				break;
+			if (plen == 0) { /* heartbeat */
+				off += JR_FRAME_HEADER;
+				continue;
+			}
 			const unsigned char *pl = h + JR_FRAME_HEADER;
-			if (crc32c(0, pl, plen) != le32(h + 4)) {
+			if (!jr_frame_crc_ok(h, plen)) {
 				zr_log(ZR_LOG_WARNING,
 				       "Replication stream: checksum mismatch at offset %" PRIu64, at);
 				rc = -EPROTO;
@@ -399,9 +395,7 @@ static int apply_stream(struct link *l, int fd, struct sockbuf *b)
 			}
 			int cr = jr_replay_frame(&rp, pl, plen, at);
 			if (cr >= 0 && pl[0] == JR_COMMIT) {
-				uint64_t cseq = 0;
-				for (int i = 7; i >= 0; i--)
-					cseq = cseq << 8 | pl[1 + i];
+				uint64_t cseq = jr_commit_seq(pl);
 				if (rp.nopen) { /* other transactions still open: in its place later */
 					hold_commit(&a, cseq, h, JR_FRAME_HEADER + plen);
 				} else if ((cr = run_batch(&a, batch_err, sizeof(batch_err))) >= 0) {

@@ -54,11 +54,16 @@ void store_destroy(struct store *s)
 {
 	if (!s)
 		return;
+	/* the teardown frees through the flush's write path: a bracket of
+	 * its own (no thread runs; nothing else is open) */
+	struct store_write w;
+	store_write_begin(&w, STORE_WRITE_TEARDOWN, "the store's teardown", true, 0);
 	for (unsigned i = 0; i < s->nshards; i++) {
 		struct shard *sh = store_shard(s, i);
 		for (unsigned db = 0; db < s->ndb; db++)
 			store_flush_dict_locked(s, &sh->db[db]);
 	}
+	store_write_end(&w);
 	zr_free(s->shards_alloc);
 	zr_free(s->live);
 	zr_free(s);

@@ -39,6 +39,7 @@ enum store_write_origin {
 	STORE_WRITE_EXPIRY,   /* the active expiry cycle */
 	STORE_WRITE_EVICTION, /* eviction under maxmemory */
 	STORE_WRITE_LOAD,     /* a snapshot loaded: start-up, a replica's full sync */
+	STORE_WRITE_TEARDOWN, /* store_destroy freeing what is left */
 	STORE_WRITE_ORIGINS
 };
 
