@@ -282,7 +282,8 @@ static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 	struct instant_ctx ic = { .p = p, .final = final, .gate_held = true, .log_dir = log_dir };
 	pthread_rwlock_wrlock(&p->gate);
 	struct snapshot_result res;
-	int r = snapshot_write(p->env.store, snap_path, at_instant, &ic, &p->keys_done, &res);
+	int r = snapshot_write(p->env.store, snap_path, at_instant, &ic, &p->keys_done,
+			       &p->env.cfg->rdb_key_save_delay, &res);
 	zr_free(snap_path);
 	zr_free(log_dir);
 	if (ic.gate_held)
@@ -420,7 +421,8 @@ int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink, sna
 	pthread_mutex_lock(&p->ctl);
 	struct stream_instant si = { p, instant_fn, ctx };
 	pthread_rwlock_wrlock(&p->gate);
-	int r = snapshot_write_sink(p->env.store, sink, stream_instant, &si, NULL, out);
+	int r = snapshot_write_sink(p->env.store, sink, stream_instant, &si, NULL,
+				    &p->env.cfg->rdb_key_save_delay, out);
 	if (r == -EBUSY) /* no instant: the gate is still held */
 		pthread_rwlock_unlock(&p->gate);
 	pthread_mutex_unlock(&p->ctl);
@@ -711,6 +713,9 @@ static int final_save(struct persist *p, bool busy)
 {
 	atomic_store(&p->cron_stop, 1);
 	pthread_join(p->cron, NULL);
+	/* a background save is waited for, not killed as Redis kills its
+	 * child: it, and the final save, go on without rdb-key-save-delay */
+	atomic_store_explicit(&p->env.cfg->rdb_key_save_delay, 0, memory_order_relaxed);
 	bg_wait(p);
 	if (!final_save_due(p))
 		return 0;
