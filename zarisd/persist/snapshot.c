@@ -163,7 +163,12 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 	}
 	jr_frame_end(&sc.buf, off);
 	jbuf_put(&sc.buf, sc.extra.p, sc.extra.len);
-	uint64_t total = 0;
+	/* the head goes out at once: a replica's full sync announces itself
+	 * with its first bytes (+FULLRESYNC), and the replica waits for that
+	 * only a short while, however long the shards take */
+	r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
+	uint64_t total = sc.buf.len;
+	sc.buf.len = 0;
 	unsigned n = store_shard_count(s);
 	for (unsigned i = 0; i < n && r == 0; i++) {
 		uint64_t before = sc.keys;

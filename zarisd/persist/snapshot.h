@@ -38,9 +38,10 @@ struct snapshot_result {
 	uint64_t cow_entries; /* pre-images taken */
 };
 
-/* Where the bytes go: WRITE(CTX, P, N) takes all N bytes (in order, a
- * shard's worth or up to about 1 MB at a time) and returns 0 or -errno,
- * which ends the snapshot. Called with no shard lock held. */
+/* Where the bytes go: WRITE(CTX, P, N) takes all N bytes (in order: the
+ * head right after the instant, then a shard's worth or up to about 1 MB at
+ * a time) and returns 0 or -errno, which ends the snapshot. Called with no
+ * shard lock held. */
 struct snapshot_sink {
 	int (*write)(void *ctx, const void *p, size_t n);
 	void *ctx;
