@@ -576,6 +576,17 @@ const struct schema_entry schema_table[] = {
 				   .help = "yes: one copy only (no replicas, no append-only log): native writes "
 					   "make no journal record and a request takes each shard lock once",
 				   .file = FILE_KEY(ZCONF_K_NATIVE_RF1) },
+	/* Redis's debug setting, hidden as there (CONFIG GET shows it for its
+	 * exact name only): slows every snapshot so a test can write while
+	 * one runs */
+	[SCHEMA_ID_RDB_KEY_SAVE_DELAY] = { .name = "rdb-key-save-delay",
+					   .type = SCHEMA_INT,
+					   .flags = SCHEMA_F_HIDDEN,
+					   .min = INT_MIN,
+					   .max = INT_MAX,
+					   .def = "0",
+					   .help = "microseconds a snapshot sleeps per key written (tests; "
+						   "-N: 1 us with a chance of 1 in N; 0 = off)" },
 	/* --- Redis 7.0's other settings: taken with Redis's checks and texts,
 	 * shown by CONFIG GET, not acted on (zarisd has no replication, cluster
 	 * bus, TLS, scripting, streams, defrag, lazy free, ACL file ... yet) --- */
@@ -672,7 +683,6 @@ const struct schema_entry schema_table[] = {
 	REDIS_INT("repl-ping-replica-period", 0, 1, INT_MAX, "10"),
 	REDIS_ALIAS("repl-ping-slave-period", "repl-ping-replica-period", SCHEMA_INT, 0, 1, INT_MAX, NULL),
 	REDIS_INT("list-compress-depth", 0, 0, INT_MAX, "0"),
-	REDIS_INT("rdb-key-save-delay", SCHEMA_F_HIDDEN, INT_MIN, INT_MAX, "0"),
 	REDIS_INT("key-load-delay", SCHEMA_F_HIDDEN, INT_MIN, INT_MAX, "0"),
 	REDIS_INT("watchdog-period", SCHEMA_F_HIDDEN, 0, INT_MAX, "0"),
 	REDIS_INT("shutdown-timeout", 0, 0, INT_MAX, "10"),

@@ -71,11 +71,11 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/dump.zdb", dir);
 	uint64_t seq = 41;
 	struct snapshot_result fr, mr;
-	is_int(snapshot_write(s, path, instant, &seq, NULL, &fr), 0, "file sink");
+	is_int(snapshot_write(s, path, instant, &seq, NULL, NULL, &fr), 0, "file sink");
 	struct mem m = { .fail_after = 0 };
 	jbuf_init(&m.b);
 	struct snapshot_sink sink = { mem_write, &m };
-	is_int(snapshot_write_sink(s, &sink, instant, &seq, NULL, &mr), 0, "memory sink");
+	is_int(snapshot_write_sink(s, &sink, instant, &seq, NULL, NULL, &mr), 0, "memory sink");
 
 	struct jbuf f;
 	jbuf_init(&f);
@@ -107,7 +107,8 @@ int main(void)
 	m.b.len = 0;
 	m.calls = 0;
 	m.fail_after = 1;
-	is_int(snapshot_write_sink(s, &sink, instant, &seq, NULL, &mr), -EPIPE, "a sink's error ends it");
+	is_int(snapshot_write_sink(s, &sink, instant, &seq, NULL, NULL, &mr), -EPIPE,
+	       "a sink's error ends it");
 	ok(mr.bytes == 0 && mr.keys == 0, "and nothing is reported written");
 	unlink(path);
 	rmdir(dir);

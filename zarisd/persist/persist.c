@@ -60,6 +60,9 @@ struct persist {
 	_Atomic uint64_t changes_saved; /* the sum at the last save's instant */
 	uint64_t id;			/* tells a thread's slot of this P from one of an earlier P */
 	_Atomic int64_t bg_start_ms;
+	/* a replica's full sync writes a snapshot since (0: none); INFO shows
+	 * it as Redis shows the child of a diskless sync, an RDB save */
+	_Atomic int64_t sync_start_ms;
 	_Atomic int last_bgsave_ok, last_rewrite_ok;
 	_Atomic int64_t last_bgsave_sec, last_rewrite_sec;
 	_Atomic int64_t last_try_ms;
@@ -243,6 +246,16 @@ static void instant_gate(struct instant_ctx *ic)
 	pthread_mutex_unlock(&p->fin_mu);
 }
 
+/* At a snapshot's instant: the image's key count (INFO's
+ * current_save_keys_total while it is written). */
+static void count_image_keys(struct persist *p)
+{
+	uint64_t total = 0;
+	for (unsigned db = 0; db < store_databases(p->env.store); db++)
+		total += store_dbsize(p->env.store, db);
+	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
+}
+
 static uint64_t at_instant(void *arg, struct snapshot_origin *origin)
 {
 	struct instant_ctx *ic = arg;
@@ -257,12 +270,7 @@ static uint64_t at_instant(void *arg, struct snapshot_origin *origin)
 	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
 	pthread_rwlock_unlock(&p->gate);
 	ic->gate_held = false;
-	/* the count is the image's (INFO's current_save_keys_total while
-	 * the save runs) */
-	total = 0;
-	for (unsigned db = 0; db < store_databases(p->env.store); db++)
-		total += store_dbsize(p->env.store, db);
-	atomic_store_explicit(&p->keys_total, total, memory_order_relaxed);
+	count_image_keys(p);
 	return seq;
 }
 
@@ -282,7 +290,8 @@ static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 	struct instant_ctx ic = { .p = p, .final = final, .gate_held = true, .log_dir = log_dir };
 	pthread_rwlock_wrlock(&p->gate);
 	struct snapshot_result res;
-	int r = snapshot_write(p->env.store, snap_path, at_instant, &ic, &p->keys_done, &res);
+	int r = snapshot_write(p->env.store, snap_path, at_instant, &ic, &p->keys_done,
+			       &p->env.cfg->rdb_key_save_delay, &res);
 	zr_free(snap_path);
 	zr_free(log_dir);
 	if (ic.gate_held)
@@ -409,6 +418,7 @@ static uint64_t stream_instant(void *arg, struct snapshot_origin *origin)
 	struct stream_instant *si = arg;
 	uint64_t seq = si->instant_fn(si->ctx, origin);
 	pthread_rwlock_unlock(&si->p->gate);
+	count_image_keys(si->p);
 	return seq;
 }
 
@@ -418,11 +428,16 @@ int persist_snapshot_to(struct persist *p, const struct snapshot_sink *sink, sna
 	if (!p)
 		return -ENOTCONN;
 	pthread_mutex_lock(&p->ctl);
+	atomic_store_explicit(&p->keys_done, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->keys_total, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->sync_start_ms, zr_time_ms(), memory_order_relaxed);
 	struct stream_instant si = { p, instant_fn, ctx };
 	pthread_rwlock_wrlock(&p->gate);
-	int r = snapshot_write_sink(p->env.store, sink, stream_instant, &si, NULL, out);
+	int r = snapshot_write_sink(p->env.store, sink, stream_instant, &si, &p->keys_done,
+				    &p->env.cfg->rdb_key_save_delay, out);
 	if (r == -EBUSY) /* no instant: the gate is still held */
 		pthread_rwlock_unlock(&p->gate);
+	atomic_store_explicit(&p->sync_start_ms, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&p->ctl);
 	return r;
 }
@@ -711,6 +726,9 @@ static int final_save(struct persist *p, bool busy)
 {
 	atomic_store(&p->cron_stop, 1);
 	pthread_join(p->cron, NULL);
+	/* a background save is waited for, not killed as Redis kills its
+	 * child: it, and the final save, go on without rdb-key-save-delay */
+	atomic_store_explicit(&p->env.cfg->rdb_key_save_delay, 0, memory_order_relaxed);
 	bg_wait(p);
 	if (!final_save_due(p))
 		return 0;
@@ -835,8 +853,14 @@ void persist_info(struct persist *p, struct textbuf *t)
 	if (!p)
 		return;
 	int kind = atomic_load_explicit(&p->bg_kind, memory_order_relaxed);
+	int64_t start = atomic_load_explicit(&p->bg_start_ms, memory_order_relaxed);
+	int64_t sync = atomic_load_explicit(&p->sync_start_ms, memory_order_relaxed);
+	if (sync && !kind) { /* a full sync's snapshot: Redis's diskless sync is an RDB child */
+		kind = 1;
+		start = sync;
+	}
 	int64_t now = zr_time_ms();
-	int64_t cur = kind ? (now - atomic_load_explicit(&p->bg_start_ms, memory_order_relaxed)) / 1000 : -1;
+	int64_t cur = kind ? (now - start) / 1000 : -1;
 	struct store_snap_stats ss;
 	store_snap_stats(p->env.store, &ss);
 	struct aof_stats as;

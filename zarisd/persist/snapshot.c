@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zarisd/core/log.h"
@@ -121,8 +123,24 @@ static void emit_entry(unsigned db, const struct entry *e, void *arg)
 	sc->keys++;
 }
 
+/* rdb-key-save-delay for N keys (snapshot.h); no lock held, so writers
+ * go on meanwhile: what a test needs to change keys while a snapshot runs. */
+static void key_delay_sleep(const _Atomic int *key_delay, uint64_t n)
+{
+	for (uint64_t i = 0; key_delay && i < n; i++) {
+		long long us = atomic_load_explicit(key_delay, memory_order_relaxed);
+		if (us < 0)
+			us = rand() % -us == 0;
+		if (us == 0)
+			continue;
+		struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snapshot_instant_fn at_instant,
-			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out)
+			void *ctx, _Atomic uint64_t *progress, const _Atomic int *key_delay,
+			struct snapshot_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct snap_ctx sc = { .s = s, .at_instant = at_instant, .ctx = ctx };
@@ -145,12 +163,19 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 	}
 	jr_frame_end(&sc.buf, off);
 	jbuf_put(&sc.buf, sc.extra.p, sc.extra.len);
-	uint64_t total = 0;
+	/* the head goes out at once: a replica's full sync announces itself
+	 * with its first bytes (+FULLRESYNC), and the replica waits for that
+	 * only a short while, however long the shards take */
+	r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
+	uint64_t total = sc.buf.len;
+	sc.buf.len = 0;
 	unsigned n = store_shard_count(s);
 	for (unsigned i = 0; i < n && r == 0; i++) {
+		uint64_t before = sc.keys;
 		store_snap_dump(s, i, emit_entry, &sc);
 		if (progress)
 			atomic_store_explicit(progress, sc.keys, memory_order_relaxed);
+		key_delay_sleep(key_delay, sc.keys - before);
 		if (sc.buf.len >= (1u << 20) || i == n - 1) {
 			r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
 			total += sc.buf.len;
@@ -186,7 +211,7 @@ static int file_write(void *ctx, const void *p, size_t n)
 }
 
 int snapshot_write(struct store *s, const char *path, snapshot_instant_fn at_instant, void *ctx,
-		   _Atomic uint64_t *progress, struct snapshot_result *out)
+		   _Atomic uint64_t *progress, const _Atomic int *key_delay, struct snapshot_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t plen = strlen(path) + 8;
@@ -200,7 +225,7 @@ int snapshot_write(struct store *s, const char *path, snapshot_instant_fn at_ins
 		return e;
 	}
 	struct snapshot_sink sink = { file_write, &fd };
-	int r = snapshot_write_sink(s, &sink, at_instant, ctx, progress, out);
+	int r = snapshot_write_sink(s, &sink, at_instant, ctx, progress, key_delay, out);
 	if (r < 0)
 		goto out_close;
 	if (fsync(fd) < 0)

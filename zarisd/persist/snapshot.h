@@ -38,9 +38,10 @@ struct snapshot_result {
 	uint64_t cow_entries; /* pre-images taken */
 };
 
-/* Where the bytes go: WRITE(CTX, P, N) takes all N bytes (in order, a
- * shard's worth or up to about 1 MB at a time) and returns 0 or -errno,
- * which ends the snapshot. Called with no shard lock held. */
+/* Where the bytes go: WRITE(CTX, P, N) takes all N bytes (in order: the
+ * head right after the instant, then a shard's worth or up to about 1 MB at
+ * a time) and returns 0 or -errno, which ends the snapshot. Called with no
+ * shard lock held. */
 struct snapshot_sink {
 	int (*write)(void *ctx, const void *p, size_t n);
 	void *ctx;
@@ -49,7 +50,12 @@ struct snapshot_sink {
 /* Writes the snapshot to SINK. AT_INSTANT(CTX, ORIGIN) runs with every
  * shard lock held, returns the journal seq of the instant and fills in
  * *ORIGIN (zeroed before; left so: none). PROGRESS (may be NULL)
- * counts keys written. Returns 0 (OUT filled, bytes = all written), -EBUSY
+ * counts keys written. KEY_DELAY (may be NULL) is rdb-key-save-delay, in
+ * microseconds per key: after each shard, with no lock held, the writer
+ * sleeps it once for each key of the shard, reading it again each time,
+ * so that CONFIG SET reaches a snapshot that runs (Redis's fork child keeps
+ * the value it started with); -N sleeps 1 us with a chance of 1 in N, as
+ * Redis's debugDelay. Returns 0 (OUT filled, bytes = all written), -EBUSY
  * (a snapshot runs; nothing written) or the sink's -errno (a prefix of the
  * image went to it). */
 typedef uint64_t (*snapshot_instant_fn)(void *ctx, struct snapshot_origin *origin);
@@ -61,12 +67,13 @@ typedef uint64_t (*snapshot_instant_fn)(void *ctx, struct snapshot_origin *origi
 typedef void (*snapshot_extra_fn)(void *ctx, struct jbuf *out);
 void snapshot_set_extra(snapshot_extra_fn fn, void *ctx);
 int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snapshot_instant_fn at_instant,
-			void *ctx, _Atomic uint64_t *progress, struct snapshot_result *out);
+			void *ctx, _Atomic uint64_t *progress, const _Atomic int *key_delay,
+			struct snapshot_result *out);
 
 /* The file sink: snapshot_write_sink into PATH.tmp, fsynced, renamed over
  * PATH. Returns 0, -EBUSY or -errno of the I/O (logged; PATH untouched,
  * PATH.tmp removed). */
 int snapshot_write(struct store *s, const char *path, snapshot_instant_fn at_instant, void *ctx,
-		   _Atomic uint64_t *progress, struct snapshot_result *out);
+		   _Atomic uint64_t *progress, const _Atomic int *key_delay, struct snapshot_result *out);
 
 #endif

@@ -177,6 +177,7 @@ static const struct setting_binding bindings[SCHEMA_ID_REDIS_FIRST] = {
 	[SCHEMA_ID_META_MAX_LABEL_LENGTH] = { ST_INT, OFF(meta_max_label_length) },
 	[SCHEMA_ID_NATIVE_PORT] = { ST_PLAIN_INT, OFF(native_port) },
 	[SCHEMA_ID_NATIVE_RF1] = { ST_PLAIN_INT, OFF(native_rf1) },
+	[SCHEMA_ID_RDB_KEY_SAVE_DELAY] = { ST_INT, OFF(rdb_key_save_delay) },
 };
 #undef OFF
 

@@ -115,6 +115,7 @@ struct settings {
 	_Atomic long long auto_aof_rewrite_percentage;
 	_Atomic long long auto_aof_rewrite_min_size;
 	_Atomic int aof_load_truncated;
+	_Atomic int rdb_key_save_delay; /* us per key a snapshot sleeps (snapshot.h); < 0: 1 us, 1 in -N */
 	/* `save` (above, under lock) holds the "<seconds> <changes> ..." rules */
 
 	/* --- replication (repl/): runtime, relaxed; masterauth under lock --- */
