@@ -55,18 +55,22 @@ static bool stopping(struct link *l)
 	return atomic_load_explicit(&l->stop, memory_order_relaxed);
 }
 
-/* One request, its one-line reply in LINE. */
-static int ask(int fd, struct sockbuf *b, char *line, size_t cap, int argc, const char *const *argv)
+/* One request of L's handshake, its one-line reply in LINE. The reply is
+ * waited for up to repl-timeout, as Redis's replica waits in every
+ * handshake state: a primary answers PSYNC once a snapshot of its own is
+ * done (a BGSAVE that runs), which can take longer than a connect. */
+static int ask(struct link *l, int fd, struct sockbuf *b, char *line, size_t cap, int argc,
+	       const char *const *argv)
 {
-	int r = sock_command(fd, HANDSHAKE_TIMEOUT_MS, argc, argv);
-	return r < 0 ? r : sockbuf_line(b, fd, HANDSHAKE_TIMEOUT_MS, line, cap);
+	int r = sock_command(fd, timeout_ms(l), argc, argv);
+	return r < 0 ? r : sockbuf_line(b, fd, timeout_ms(l), line, cap);
 }
 
 static int handshake(struct link *l, int fd, struct sockbuf *b)
 {
 	struct server *srv = l->r->srv;
 	char line[512];
-	int r = ask(fd, b, line, sizeof(line), 1, (const char *[]){ "PING" });
+	int r = ask(l, fd, b, line, sizeof(line), 1, (const char *[]){ "PING" });
 	if (r < 0)
 		return r;
 	if (line[0] == '-' && strncmp(line, "-NOAUTH", 7)) {
@@ -77,7 +81,7 @@ static int handshake(struct link *l, int fd, struct sockbuf *b)
 	char *pw = srv->cfg->masterauth && srv->cfg->masterauth[0] ? zr_strdup(srv->cfg->masterauth) : NULL;
 	pthread_mutex_unlock(&srv->cfg->lock);
 	if (pw) {
-		r = ask(fd, b, line, sizeof(line), 2, (const char *[]){ "AUTH", pw });
+		r = ask(l, fd, b, line, sizeof(line), 2, (const char *[]){ "AUTH", pw });
 		zr_free(pw);
 		if (r < 0)
 			return r;
@@ -88,10 +92,10 @@ static int handshake(struct link *l, int fd, struct sockbuf *b)
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%d", srv->cfg->port);
-	r = ask(fd, b, line, sizeof(line), 3, (const char *[]){ "REPLCONF", "listening-port", port });
+	r = ask(l, fd, b, line, sizeof(line), 3, (const char *[]){ "REPLCONF", "listening-port", port });
 	if (r < 0)
 		return r;
-	r = ask(fd, b, line, sizeof(line), 5,
+	r = ask(l, fd, b, line, sizeof(line), 5,
 		(const char *[]){ "REPLCONF", "capa", "eof", "capa", "psync2" });
 	return r < 0 ? r : 0;
 }
@@ -495,7 +499,7 @@ static bool session(struct link *l)
 		/* a server with no history yet asks for a full sync, as Redis's
 		 * "PSYNC ? -1" */
 		bool fresh = repl_fresh(r);
-		rc = ask(fd, &b, line, sizeof(line), 3,
+		rc = ask(l, fd, &b, line, sizeof(line), 3,
 			 (const char *[]){ "PSYNC", fresh ? "?" : id, fresh ? "-1" : off });
 	}
 	if (rc == 0 && !strncmp(line, "+FULLRESYNC ", 12)) {
