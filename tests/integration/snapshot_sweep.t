@@ -42,10 +42,11 @@
 # label index), native protocol batches (single-key ops, grouped by shard
 # on an RF1 node, and OP_COMMAND / MSET / INVALIDATE in order). Eviction
 # (allkeys-lru or -random under a maxmemory set after S) runs on a server of
-# its own per column: it takes keys of any prefix. (Today a maxmemory just
-# below used_memory during a snapshot evicts every key: the pre-images and
-# the change stream held for the snapshot's consumer count as used memory
-# and evicting frees none of it. The note says how many were evicted.)
+# its own per column: it takes keys of any prefix. Its maxmemory is set
+# 200 KB under what maxmemory bounds (used_memory less
+# mem_not_counted_for_evict: the snapshot's pre-images and the change
+# stream's ring); it must evict, and must leave most keys: with the
+# pre-images counted, evicting freed nothing and every key went.
 #
 # rdb-key-save-delay holds the snapshot open: filler keys in slot 0 (shard 0,
 # the first a snapshot writes) make it sleep right after the instant; the
@@ -819,7 +820,7 @@ class Evict(Row):
 
     def ops(self, run):
         c, r = run.c, run.rng
-        used = info_num(c, "memory", "used_memory")
+        used = info_num(c, "memory", "used_memory") - info_num(c, "memory", "mem_not_counted_for_evict")
         self.policy = r.choice(["allkeys-lru", "allkeys-random"])
         self.before = info_num(c, "stats", "evicted_keys")
         c.callv("CONFIG", "SET", "maxmemory-policy", self.policy)
@@ -844,6 +845,14 @@ class Evict(Row):
              % (run.column.name, run.rnd, self.policy, evicted, left))
         if evicted <= 0:
             run.problem(self.name, "%s evicted no key during the snapshot" % self.policy)
+        # 200 KB of room and ~200 writes evict about 1,050 keys with no
+        # snapshot running (evict_snapshot.t compares the two); during one
+        # zarisd still evicts up to ~2x that (an open gap: a full sync's
+        # lagging consumer grows the change stream's ring, whose capacity
+        # counts), and before pre-images were left out of the figure it
+        # evicted every key
+        if left < 500:
+            run.problem(self.name, "%s left %d keys of about 3000: eviction ran away" % (self.policy, left))
 
 
 EVICT = Evict()

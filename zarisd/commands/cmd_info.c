@@ -197,7 +197,7 @@ static void section_memory(struct textbuf *t, struct client *c)
 		"maxmemory_policy:%s\r\n"
 		"mem_fragmentation_ratio:%.2f\r\n"
 		"mem_fragmentation_bytes:%lld\r\n"
-		"mem_not_counted_for_evict:0\r\n"
+		"mem_not_counted_for_evict:%llu\r\n"
 		"mem_replication_backlog:0\r\n"
 		"mem_total_replication_buffers:0\r\n"
 		"mem_clients_slaves:0\r\n"
@@ -212,7 +212,7 @@ static void section_memory(struct textbuf *t, struct client *c)
 		maxmem, max_h,
 		store_evict_policy_name(atomic_load_explicit(&cfg->maxmemory_policy, memory_order_relaxed)),
 		used ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-		zr_mem_allocator());
+		(unsigned long long)store_mem_not_counted(c->srv->store), zr_mem_allocator());
 }
 
 static void section_persistence(struct textbuf *t, struct client *c)

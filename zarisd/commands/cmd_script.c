@@ -346,7 +346,7 @@ static bool flags_allow(struct client *c, uint32_t flags, bool ro)
 	bool writes = !(flags & SCRIPT_FLAG_NO_WRITES);
 	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
 	bool oom = maxmemory > 0 && writes && !(flags & SCRIPT_FLAG_ALLOW_OOM) &&
-		   zr_mem_used() > (size_t)maxmemory;
+		   store_mem_for_eviction(srv->store) > (size_t)maxmemory;
 	int derr = writes ? persist_write_errno(srv->persist) : 0;
 	bool ro_replica =
 		replica && writes && atomic_load_explicit(&srv->cfg->replica_read_only, memory_order_relaxed);
@@ -468,7 +468,7 @@ static void run_generic(struct client *c, const char *name, uint32_t flags, bool
 	x.allow_oom = !compat && (flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES));
 	x.cross_slot = !compat && (flags & SCRIPT_FLAG_ALLOW_CROSS_SLOT);
 	long long maxmemory = atomic_load_explicit(&srv->cfg->maxmemory, memory_order_relaxed);
-	x.oom = maxmemory > 0 && zr_mem_used() > (size_t)maxmemory;
+	x.oom = maxmemory > 0 && store_mem_for_eviction(srv->store) > (size_t)maxmemory;
 	x.run.sha = name;
 	x.run.function = function;
 	x.run.argv = c->argv;

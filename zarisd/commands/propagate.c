@@ -426,12 +426,23 @@ static void deletion_record(void *ctx, enum store_event ev, unsigned db, const c
 		jbuf_free(&tl_deletion);
 }
 
+/* The store's overhead hook: the ring's bytes are the log's and the
+ * replicas' (Redis leaves their buffers out of maxmemory's figure), and
+ * each eviction's DEL record adds to them: counted, they would make
+ * eviction chase its own records. */
+static uint64_t stream_overhead(void *ctx)
+{
+	return stream_memory(ctx);
+}
+
 void propagate_start(struct server *srv)
 {
 	store_set_delete_hook(srv->store, deletion_record, srv->stream);
+	store_set_overhead_hook(srv->store, stream_overhead, srv->stream);
 }
 
 void propagate_stop(struct server *srv)
 {
 	store_set_delete_hook(srv->store, NULL, NULL);
+	store_set_overhead_hook(srv->store, NULL, NULL);
 }

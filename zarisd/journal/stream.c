@@ -63,8 +63,9 @@ struct stream {
 	unsigned nwaiting;	       /* consumers in stream_wait */
 	unsigned room_waiters;	       /* appenders waiting for room */
 	size_t limit;
-	char id[41];	     /* the replication id of this history ("" = none yet) */
-	_Atomic size_t tail; /* history kept before the slowest cursor (stream_set_tail) */
+	char id[41];		   /* the replication id of this history ("" = none yet) */
+	_Atomic size_t tail;	   /* history kept before the slowest cursor (stream_set_tail) */
+	_Atomic size_t ring_held; /* end - base as of the last append, for stream_memory */
 	uint64_t peak, waits, records;
 	bool frozen;
 };
@@ -228,6 +229,7 @@ static void make_room(struct stream *s, size_t n)
 	while (s->base < keep && keep - s->base > tail)
 		s->base += frame_size_at(s, s->base);
 	uint64_t need = s->end - s->base + n;
+	atomic_store_explicit(&s->ring_held, (size_t)need, memory_order_relaxed);
 	if (need <= s->cap)
 		return;
 	size_t cap = s->cap ? s->cap : RING_MIN;
@@ -451,6 +453,12 @@ unsigned stream_recent(struct stream *s, unsigned n, struct jbuf *out)
 	seal_frames(out->p + out->len, len);
 	out->len += len;
 	return total < n ? total : n;
+}
+
+size_t stream_memory(const struct stream *s)
+{
+	/* relaxed: a figure for eviction's accounting, ordered with nothing */
+	return s ? atomic_load_explicit(&((struct stream *)s)->ring_held, memory_order_relaxed) : 0;
 }
 
 void stream_stats(struct stream *s, struct stream_stats *out)
@@ -714,6 +722,7 @@ void stream_reset(struct stream *s, uint64_t seq, uint64_t offset)
 	uint64_t keep = atomic_load_explicit(&s->state, memory_order_relaxed) & STATE_KEEPING;
 	atomic_store_explicit(&s->state, seq << 1 | keep, memory_order_release);
 	s->base = s->end = offset;
+	atomic_store_explicit(&s->ring_held, 0, memory_order_relaxed);
 	s->nopen = 0;
 	for (struct stream_consumer *c = s->consumers; c; c = c->next) {
 		c->cursor = offset;

@@ -128,6 +128,12 @@ size_t stream_take(struct stream_consumer *c, struct jbuf *out, uint64_t *from, 
  * yet stays in the ring, where the drop limit sees it. */
 size_t stream_take_max(struct stream_consumer *c, struct jbuf *out, size_t max, uint64_t *from,
 		       uint64_t *seq);
+/* Bytes the ring holds (records some consumer has not taken, and the
+ * tail), as of the last append: what eviction leaves out of maxmemory's
+ * figure (store_set_overhead_hook), as Redis leaves out its replicas'
+ * and the log's buffers; the ring's capacity beyond it is counted. Any
+ * thread, no lock. */
+size_t stream_memory(const struct stream *s);
 /* How many bytes C's cursor is behind the stream's end. */
 uint64_t stream_consumer_behind(struct stream_consumer *c);
 /* The stream's end now: *SEQ the last seq, returns the absolute offset

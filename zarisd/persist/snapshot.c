@@ -175,6 +175,7 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 		store_snap_dump(s, i, emit_entry, &sc);
 		if (progress)
 			atomic_store_explicit(progress, sc.keys, memory_order_relaxed);
+		store_snap_buffered(s, sc.buf.cap); /* the image's, not the keyspace's */
 		key_delay_sleep(key_delay, sc.keys - before);
 		if (sc.buf.len >= (1u << 20) || i == n - 1) {
 			r = sink->write(sink->ctx, sc.buf.p, sc.buf.len);
@@ -182,6 +183,7 @@ int snapshot_write_sink(struct store *s, const struct snapshot_sink *sink, snaps
 			sc.buf.len = 0;
 		}
 	}
+	store_snap_buffered(s, 0);
 	struct store_snap_stats st;
 	store_snap_stats(s, &st);
 	store_snap_end(s);

@@ -271,6 +271,36 @@ void store_set_delete_hook(struct store *s, store_event_fn fn, void *ctx)
 	atomic_store_explicit(&s->delete_fn, fn, memory_order_release);
 }
 
+void store_set_overhead_hook(struct store *s, store_overhead_fn fn, void *ctx)
+{
+	atomic_store_explicit(&s->overhead_ctx, ctx, memory_order_relaxed);
+	atomic_store_explicit(&s->overhead_fn, fn, memory_order_release); /* publishes ctx */
+}
+
+uint64_t store_mem_not_counted(const struct store *s)
+{
+	struct store *m = (struct store *)s;
+	int64_t pre = atomic_load_explicit(&m->snap_bytes, memory_order_relaxed) +
+		      atomic_load_explicit(&m->snap_io_bytes, memory_order_relaxed);
+	uint64_t n = pre > 0 ? (uint64_t)pre : 0;
+	store_overhead_fn fn = atomic_load_explicit(&m->overhead_fn, memory_order_acquire);
+	if (fn)
+		n += fn(atomic_load_explicit(&m->overhead_ctx, memory_order_relaxed));
+	return n;
+}
+
+void store_snap_buffered(struct store *s, size_t bytes)
+{
+	atomic_store_explicit(&s->snap_io_bytes, (int64_t)bytes, memory_order_relaxed);
+}
+
+size_t store_mem_for_eviction(const struct store *s)
+{
+	size_t used = zr_mem_used();
+	uint64_t out = store_mem_not_counted(s);
+	return used > out ? used - (size_t)out : 0;
+}
+
 /* Deletes the best pool candidate that still exists; false when none. */
 static bool evict_from_pool(struct store *s, enum store_evict_policy policy)
 {
@@ -340,7 +370,7 @@ int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy polic
 		store_set_evict_policy(s, policy);
 	/* a replica keeps what its primary keeps (Redis's
 	 * replica-ignore-maxmemory yes) */
-	if (zr_mem_used() <= maxmemory || store_is_replica(s))
+	if (store_mem_for_eviction(s) <= maxmemory || store_is_replica(s))
 		return 0;
 	if (policy == STORE_EVICT_NOEVICTION)
 		return -ENOMEM;
@@ -357,7 +387,10 @@ int store_evict(struct store *s, size_t maxmemory, enum store_evict_policy polic
 	struct store_write w;
 	store_write_begin(&w, STORE_WRITE_EVICTION, "eviction", true, now_ms);
 	int r = 0;
-	while (zr_mem_used() > maxmemory) {
+	/* a key the running snapshot needs is kept as its pre-image when
+	 * evicted: store_mem_for_eviction leaves it out, else every key would
+	 * go before the figure fell */
+	while (store_mem_for_eviction(s) > maxmemory) {
 		bool ok;
 		if (policy == STORE_EVICT_ALLKEYS_RANDOM || policy == STORE_EVICT_VOLATILE_RANDOM) {
 			ok = evict_random(s, policy);

@@ -88,9 +88,20 @@ static struct snap_pre *set_find(const struct snap_set *set, unsigned db, uint64
 	return NULL;
 }
 
-static size_t pre_bytes(const struct snap_pre *p)
+/* What P holds: its record, the entry and the entry's value object (a
+ * copy, or the deleted key's own: either way the image's alone until the
+ * shard is dumped). The same on filing and on freeing: nothing changes a
+ * pre-image meanwhile. */
+static size_t pre_bytes(const struct store *s, const struct snap_pre *p)
 {
-	return zr_usable(p) + (p->e ? zr_usable(p->e) : zr_usable(p->key));
+	size_t n = zr_usable(p) + (p->e ? zr_usable(p->e) : zr_usable(p->key));
+	if (p->e) {
+		unsigned t = entry_type_raw(p->e);
+		void *obj = t != STORE_TYPE_STRING ? entry_obj_raw(p->e) : NULL;
+		if (obj && s->ops[t] && s->ops[t]->memory)
+			n += s->ops[t]->memory(obj);
+	}
+	return n;
 }
 
 /* Files E (or, E NULL, an absent marker for KEY) under (DB, KEY). */
@@ -129,7 +140,7 @@ static void set_add(struct store *s, struct shard *sh, unsigned db, uint64_t h, 
 	set->tab[h & set->mask] = p;
 	set->n++;
 	atomic_fetch_add_explicit(&s->snap_entries, 1, memory_order_relaxed);
-	count_bytes(s, (int64_t)pre_bytes(p));
+	count_bytes(s, (int64_t)pre_bytes(s, p));
 }
 
 void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t version)
@@ -247,7 +258,7 @@ static void set_free(struct store *s, struct shard *sh)
 		struct snap_pre *p = set->tab[i];
 		while (p) {
 			struct snap_pre *next = p->next;
-			count_bytes(s, -(int64_t)pre_bytes(p));
+			count_bytes(s, -(int64_t)pre_bytes(s, p));
 			if (p->e) {
 				unsigned t = entry_type_raw(p->e);
 				if (t != STORE_TYPE_STRING && entry_obj_raw(p->e))

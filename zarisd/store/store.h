@@ -443,7 +443,25 @@ void store_set_active_expire(struct store *s, bool on);
  * active rehashing). */
 void store_active_expire(struct store *s, unsigned worker, unsigned nworkers, int64_t now_ms,
 			 int64_t budget_us);
-/* Evicts keys by POLICY until zr_mem_used() <= MAXMEMORY. Returns 0 when
+/* Bytes held for others than the keyspace that eviction cannot free: the
+ * change stream's ring (records the log and replicas have not taken).
+ * persist/ installs it; any thread; NULL removes it. */
+typedef uint64_t (*store_overhead_fn)(void *ctx);
+void store_set_overhead_hook(struct store *s, store_overhead_fn fn, void *ctx);
+/* Memory left out of maxmemory's figure (INFO mem_not_counted_for_evict),
+ * as Redis leaves out its replicas' and the log's buffers: a running
+ * snapshot's pre-images (an evicted key the snapshot needs is kept as
+ * its pre-image: evicting it frees nothing) and the overhead hook's bytes. */
+uint64_t store_mem_not_counted(const struct store *s);
+/* The running snapshot's writer holds BYTES of the image it has not
+ * handed to its sink yet (0 when it ends): left out of maxmemory's figure
+ * as its pre-images are (Redis's fork child's memory is not the
+ * server's). The snapshot's writer thread. */
+void store_snap_buffered(struct store *s, size_t bytes);
+/* zr_mem_used() less store_mem_not_counted(): what maxmemory bounds. */
+size_t store_mem_for_eviction(const struct store *s);
+
+/* Evicts keys by POLICY until store_mem_for_eviction() <= MAXMEMORY. Returns 0 when
  * under the limit (or in replica mode, which evicts nothing), -ENOMEM
  * when nothing more can be evicted (noeviction, or no candidate keys).
  * Takes shard locks itself: call holding none. */

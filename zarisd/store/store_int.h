@@ -75,6 +75,8 @@ struct store {
 	/* store_set_delete_hook (evict.c): same publication rule as event_fn */
 	_Atomic(store_event_fn) delete_fn;
 	void *_Atomic delete_ctx;
+	_Atomic(store_overhead_fn) overhead_fn; /* store_set_overhead_hook */
+	void *_Atomic overhead_ctx;
 	/* store_set_replica_mode / store_set_active_expire; relaxed, read only
 	 * where a key is found past its TTL, by the expiry cycle and eviction */
 	_Atomic int replica;
@@ -82,8 +84,9 @@ struct store {
 	struct expire_cursor expire[STORE_EXPIRE_SLOTS];
 	/* snapshot (snap.c): 1 while one runs; relaxed, the hooks' fast check */
 	_Atomic int snap_active;
-	_Atomic int64_t snap_bytes; /* bytes held by pre-images now */
-	_Atomic int64_t snap_peak;  /* most held during the current / last snapshot */
+	_Atomic int64_t snap_bytes;    /* bytes held by pre-images now */
+	_Atomic int64_t snap_peak;     /* most held during the current / last snapshot */
+	_Atomic int64_t snap_io_bytes; /* the running snapshot's writer buffer (store_snap_buffered) */
 	_Atomic uint64_t snap_entries;
 };
 
