@@ -63,8 +63,8 @@ struct stream {
 	unsigned nwaiting;	       /* consumers in stream_wait */
 	unsigned room_waiters;	       /* appenders waiting for room */
 	size_t limit;
-	char id[41];		   /* the replication id of this history ("" = none yet) */
-	_Atomic size_t tail;	   /* history kept before the slowest cursor (stream_set_tail) */
+	char id[41];		  /* the replication id of this history ("" = none yet) */
+	_Atomic size_t tail;	  /* history kept before the slowest cursor (stream_set_tail) */
 	_Atomic size_t ring_held; /* end - base as of the last append, for stream_memory */
 	uint64_t peak, waits, records;
 	bool frozen;
