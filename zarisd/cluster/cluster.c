@@ -13,6 +13,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 
 #define TOPOLOGY_FILE "cluster-topology"
 #define NODE_ID_FILE "cluster-node-id"
@@ -44,6 +45,9 @@ const struct topology *cluster_read_begin(struct cluster *cl, unsigned reader)
 		pthread_mutex_lock(&cl->push_lock);
 		return atomic_load_explicit(&cl->current, memory_order_relaxed);
 	}
+	/* a reader's number is its worker's alone: two threads on one
+	 * would break the reclamation argument (cluster.h) */
+	ZR_ASSERT_ON_WORKER(reader);
 	struct reader *r = &cl->readers[reader];
 	uint64_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	/* seq_cst store then seq_cst load: a push that swapped before this
