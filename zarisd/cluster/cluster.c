@@ -39,15 +39,20 @@ struct cluster {
 	struct retired *retired; /* under push_lock */
 };
 
+/* Whether the calling thread reads through READER's number: it is that
+ * worker's thread (or the one left once every worker was joined). A
+ * number is one thread's alone (cluster.h). */
+static bool own_reader(const struct cluster *cl, unsigned reader)
+{
+	return reader < cl->nreaders && zr_thread_is_worker(reader);
+}
+
 const struct topology *cluster_read_begin(struct cluster *cl, unsigned reader)
 {
-	if (reader >= cl->nreaders) {
+	if (!own_reader(cl, reader)) {
 		pthread_mutex_lock(&cl->push_lock);
 		return atomic_load_explicit(&cl->current, memory_order_relaxed);
 	}
-	/* a reader's number is its worker's alone: two threads on one
-	 * would break the reclamation argument (cluster.h) */
-	ZR_ASSERT_ON_WORKER(reader);
 	struct reader *r = &cl->readers[reader];
 	uint64_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	/* seq_cst store then seq_cst load: a push that swapped before this
@@ -58,7 +63,7 @@ const struct topology *cluster_read_begin(struct cluster *cl, unsigned reader)
 
 void cluster_read_end(struct cluster *cl, unsigned reader)
 {
-	if (reader >= cl->nreaders) {
+	if (!own_reader(cl, reader)) {
 		pthread_mutex_unlock(&cl->push_lock);
 		return;
 	}

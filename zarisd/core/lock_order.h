@@ -51,8 +51,9 @@
  *     persist/aof.c       struct aof.mu            the log writer's state: takes the
  *                                                  stream under it
  *     cluster/cluster.c   struct cluster.push_lock pushes; also held for a whole read
- *                                                  section by a reader past nreaders,
- *                                                  which may count error replies
+ *                                                  section by a thread that is not its
+ *                                                  reader number's worker, which may
+ *                                                  count error replies
  *  9  net/msgq.c          struct inbox.lock        a worker's mail queue; let go before
  *                                                  the wake-up
  *     server/server.h     struct server.wake_lock  rwlock: read around a wake-up,
@@ -103,7 +104,7 @@
  * and expiry's shard_lock_briefly); the static *_locked helpers of the
  * pthread-locked modules against their mutex; and the owning worker of
  * per-worker state (net/worker.c, msgq_drain, the registry's index,
- * blocking's lists and heaps, cluster readers).
+ * blocking's lists and heaps).
  */
 #ifndef ZR_LOCK_ORDER_H
 #define ZR_LOCK_ORDER_H
