@@ -10,6 +10,7 @@
 #include "zarisd/server/registry.h"
 #include "zarisd/server/server.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 
 #define POSTS 20000
 
@@ -78,6 +79,7 @@ static void touched(struct client *c, void *ctx)
 
 int main(void)
 {
+	zr_thread_set_worker(0); /* this thread drains worker 0's queue */
 	srv.clients = registry_create(1);
 	srv.msgq = msgq_create(1);
 	srv.post = msgq_post;

@@ -57,13 +57,16 @@ int main(void)
 		store_lock(s, shard);
 		store_set_string_locked(s, (unsigned)i % 3, k, (size_t)kl, v, (size_t)vl,
 					i % 5 ? -1 : 4102444800000LL + i, 0, NULL);
+		store_unlock(s, shard);
 		if (i % 10 == 0) {
 			kl = snprintf(k, sizeof(k), "set:%d", i);
 			struct set *set = set_create("a", 1);
 			set_add(set, "member", 6, 512);
+			shard = store_shard_of(s, k, (size_t)kl); /* its own shard's lock */
+			store_lock(s, shard);
 			store_set_object_locked(s, 0, k, (size_t)kl, STORE_TYPE_SET, set, -1, 0, NULL);
+			store_unlock(s, shard);
 		}
-		store_unlock(s, shard);
 	}
 	char dir[] = "/tmp/zaris-unit-snapshot-XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");

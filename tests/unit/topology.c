@@ -15,6 +15,7 @@
 #include "tests/tap.h"
 #include "zarisd/cluster/cluster.h"
 #include "zarisd/cluster/topology.h"
+#include "zarisd/core/thread.h"
 
 #define A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -280,6 +281,8 @@ static void test_push(void)
 
 int main(void)
 {
+	/* this thread stands for every reader (worker) of the cluster state */
+	zr_thread_set_worker(ZR_THREAD_ALL_WORKERS);
 	test_good();
 	test_bad();
 	test_native();

@@ -13,6 +13,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 
 #define TOPOLOGY_FILE "cluster-topology"
 #define NODE_ID_FILE "cluster-node-id"
@@ -38,9 +39,17 @@ struct cluster {
 	struct retired *retired; /* under push_lock */
 };
 
+/* Whether the calling thread reads through READER's number: it is that
+ * worker's thread (or the one left once every worker was joined). A
+ * number is one thread's alone (cluster.h). */
+static bool own_reader(const struct cluster *cl, unsigned reader)
+{
+	return reader < cl->nreaders && zr_thread_is_worker(reader);
+}
+
 const struct topology *cluster_read_begin(struct cluster *cl, unsigned reader)
 {
-	if (reader >= cl->nreaders) {
+	if (!own_reader(cl, reader)) {
 		pthread_mutex_lock(&cl->push_lock);
 		return atomic_load_explicit(&cl->current, memory_order_relaxed);
 	}
@@ -54,7 +63,7 @@ const struct topology *cluster_read_begin(struct cluster *cl, unsigned reader)
 
 void cluster_read_end(struct cluster *cl, unsigned reader)
 {
-	if (reader >= cl->nreaders) {
+	if (!own_reader(cl, reader)) {
 		pthread_mutex_unlock(&cl->push_lock);
 		return;
 	}

@@ -21,8 +21,11 @@
  * no lock and never block) and never accumulate; cluster_free frees the
  * rest once the workers are gone. A read section must not span a push by
  * the same thread, and is short: no blocking, no locks taken inside.
- * Readers whose index is not below the NREADERS given at creation (a
- * thread that is not a worker) take the push mutex instead.
+ * Readers whose index is not below the NREADERS given at creation, and
+ * any thread that is not READER's own worker (core/thread.h: a replica
+ * link's or the loader's replay, whose client stands for worker 0), take
+ * the push mutex instead: two threads on one reader's number would break
+ * the argument above.
  */
 #ifndef ZR_CLUSTER_H
 #define ZR_CLUSTER_H

@@ -1,8 +1,10 @@
 /* blocking — see blocking.h for the design.
  *
- * Lock order: store shard locks (ascending) before a worker list's mutex
- * before a worker message queue's mutex. The per-shard queue tables have no lock
- * of their own: table i is guarded by store lock i.
+ * Lock order (core/lock_order.h): store shard locks (ascending) before a
+ * worker list's mutex before a worker message queue's mutex. The per-shard
+ * queue tables have no lock of their own: table i is guarded by store lock
+ * i. The sanitizer builds check both that and the owning worker
+ * (core/thread.h).
  *
  * Module state is created on the first block (the server has one store and
  * a fixed worker count); until then every entry point is a no-op.
@@ -20,7 +22,9 @@
 #include "zarisd/server/client.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
+#include "zarisd/core/lock.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/store/store.h"
@@ -209,6 +213,7 @@ static void key_drop(struct bw_shard *sh, struct bw_key *k)
 
 static void node_unlink(struct blocking *b, struct bw_node *n)
 {
+	ZR_CHECK(store_shard_held(b->store, n->shard));
 	struct bw_key *k = n->bk;
 	if (n->prev)
 		n->prev->next = n->next;
@@ -301,6 +306,8 @@ static bool claim(struct bwaiter *w)
  * worker, holding no lock. */
 static void waiter_finish(struct blocking *b, struct bwaiter *w)
 {
+	ZR_ASSERT_ON_WORKER(w->worker);
+	ZR_CHECK(zr_locks_held() == 0); /* it takes the waiter's shard locks one by one */
 	for (int i = 0; i < w->nnodes; i++) {
 		struct bw_node *n = &w->nodes[i];
 		store_lock(b->store, n->shard);
@@ -451,6 +458,7 @@ void blocking_block(struct client *c, const struct resp_arg *keys, int nkeys, in
 {
 	struct blocking *b = state_create(c->srv);
 	assert(b->store == c->srv->store);
+	ZR_ASSERT_ON_WORKER(c->worker); /* its list and deadline heap */
 	size_t total = 0;
 	for (int i = 0; i < nkeys; i++)
 		total += keys[i].len;
@@ -471,6 +479,7 @@ void blocking_block(struct client *c, const struct resp_arg *keys, int nkeys, in
 		uint64_t hash = store_hash(keys[i].ptr, keys[i].len);
 		unsigned shard = store_shard_of_hash(b->store, hash);
 		/* the dispatcher holds this shard's lock (the key is in the row's key spec) */
+		ZR_CHECK(store_shard_held(b->store, shard));
 		struct bw_key *k = key_get(&b->shards[shard], w->db, keys[i].ptr, keys[i].len, hash);
 		/* a key named twice: this waiter is already its queue's tail (its
 		 * nodes are appended under the locks held for the whole loop), so
@@ -551,6 +560,7 @@ void blocking_signal_key(struct server *srv, unsigned db, const char *key, size_
 		return;
 	uint64_t hash = store_hash(key, klen);
 	unsigned shard = store_shard_of_hash(b->store, hash);
+	ZR_CHECK(store_shard_held(b->store, shard)); /* the signalling command's */
 	if (key_find(&b->shards[shard], db, key, klen, hash))
 		ready_add(db, shard, hash, key, klen);
 }
@@ -692,6 +702,7 @@ void blocking_client_gone(struct client *c)
 	struct blocking *b = state_get();
 	if (!b || !(c->flags & CLIENT_BLOCKED))
 		return;
+	ZR_ASSERT_ON_WORKER(c->worker);
 	struct bw_worker *wk = &b->workers[c->worker];
 	struct bwaiter *found = NULL;
 	pthread_mutex_lock(&wk->lock);
@@ -714,6 +725,7 @@ void blocking_cron(struct server *srv, unsigned worker, int64_t now_ms)
 	struct blocking *b = state_get();
 	if (!b || worker >= b->nworkers)
 		return;
+	ZR_ASSERT_ON_WORKER(worker); /* its deadline heap */
 	struct bw_worker *wk = &b->workers[worker];
 	/* earliest first; a waiter already decided (served, unblocked) just
 	 * leaves the heap: its mail is on the way */
@@ -731,6 +743,7 @@ int64_t blocking_next_deadline(struct server *srv, unsigned worker)
 	struct blocking *b = state_get();
 	if (!b || worker >= b->nworkers)
 		return 0;
+	ZR_ASSERT_ON_WORKER(worker);
 	struct bw_worker *wk = &b->workers[worker];
 	return wk->nheap ? wk->heap[0]->deadline_ms : 0;
 }

@@ -46,3 +46,6 @@ bool zr_lock_wait_unless(struct zr_lock *l, bool (*give_up)(void *), void *arg)
 	}
 	return true;
 }
+
+/* Per thread, for zr_locks_held (owner-check builds only: lock.h). */
+_Thread_local unsigned zr_lock_count;

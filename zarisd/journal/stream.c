@@ -24,6 +24,7 @@
 
 #include "zarisd/core/crc32c.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 
 #define RING_MIN (64u << 10)
 
@@ -210,6 +211,7 @@ static uint64_t visible_pending(const struct stream *s)
  * take or wait. */
 static void drop_laggards(struct stream *s)
 {
+	ZR_ASSERT_MUTEX_HELD(&s->mu);
 	for (struct stream_consumer *c = s->consumers; c; c = c->next)
 		if (c->drop_limit && !c->dropped && !c->closing && s->end - c->cursor > c->drop_limit) {
 			c->dropped = true;
@@ -224,6 +226,7 @@ static void drop_laggards(struct stream *s)
  * taken, then makes room for N more bytes (growing the ring). */
 static void make_room(struct stream *s, size_t n)
 {
+	ZR_ASSERT_MUTEX_HELD(&s->mu);
 	uint64_t keep = min_cursor(s, false);
 	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
 	while (s->base < keep && keep - s->base > tail)
@@ -273,6 +276,7 @@ static void wait_while_frozen(struct stream *s)
 /* Numbers the next frame (mu held) and gates it when it opens TXN. */
 static uint64_t next_seq(struct stream *s, uint64_t txn)
 {
+	ZR_ASSERT_MUTEX_HELD(&s->mu);
 	uint64_t seq = (atomic_fetch_add_explicit(&s->state, 2, memory_order_acq_rel) >> 1) + 1;
 	s->records++;
 	if (txn) {
@@ -498,6 +502,7 @@ struct stream_consumer *stream_consumer_open(struct stream *s, bool holds, uint6
 /* Where C's taking ends now and the seq there (mu held). */
 static uint64_t take_end(const struct stream_consumer *c, uint64_t *seq)
 {
+	ZR_ASSERT_MUTEX_HELD(&c->s->mu);
 	if (c->closing) {
 		*seq = c->stop_seq;
 		return c->stop_at;
@@ -586,6 +591,7 @@ uint64_t stream_pending(struct stream_consumer *c)
 static void close_locked(struct stream_consumer *c, bool all)
 {
 	struct stream *s = c->s;
+	ZR_ASSERT_MUTEX_HELD(&s->mu);
 	if (c->closing)
 		return;
 	c->closing = true;
@@ -641,6 +647,7 @@ void stream_set_tail(struct stream *s, size_t bytes)
 /* The seq of the JR_CMD / JR_COMMIT frame kept at AT (mu held). */
 static uint64_t frame_seq_at(const struct stream *s, uint64_t at)
 {
+	ZR_ASSERT_MUTEX_HELD(&s->mu);
 	unsigned char b[8];
 	ring_get(s, at + JR_FRAME_HEADER + 1, b, 8);
 	uint64_t v = 0;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/server/client.h"
 #include "zarisd/server/registry.h"
 
@@ -100,6 +101,7 @@ void msgq_post_worker(struct server *srv, unsigned worker, msgq_worker_fn fn, vo
 
 unsigned msgq_drain(struct server *srv, unsigned worker, mail_touched_fn touched, void *ctx)
 {
+	ZR_ASSERT_ON_WORKER(worker); /* its clients are touched here */
 	struct inbox *in = &srv->msgq->inboxes[worker];
 	pthread_mutex_lock(&in->lock);
 	struct mail *m = in->head;

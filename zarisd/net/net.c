@@ -13,6 +13,7 @@
 #include "zarisd/commands/table.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/conn.h"
 #include "zarisd/net/worker.h"
@@ -223,6 +224,8 @@ int net_serve(struct server *srv, const struct net_backend *backend, unsigned nw
 	 * (workers, their stats, the wake-up path) and the caller exits. */
 	if (join_workers(workers, started))
 		return -EBUSY;
+	/* the workers' things are this thread's now (core/thread.h) */
+	zr_thread_set_worker(ZR_THREAD_ALL_WORKERS);
 	for (unsigned i = 0; i < started; i++)
 		worker_drop_conns(&workers[i]);
 	/* after this no thread (the log writer included) can reach an event

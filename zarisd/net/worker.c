@@ -25,6 +25,7 @@
 #include "zarisd/server/stats.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/net/conn.h"
 #include "zarisd/net/native_session.h"
@@ -178,6 +179,7 @@ int worker_listen(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	zr_thread_set_worker((int)w->index); /* the owner checks' identity (core/thread.h) */
 	zr_mem_thread_slot(w->index + 1);
 	zr_clock_init(); /* its ~2 ms calibration now, not in a first command */
 	char name[16];
@@ -260,6 +262,7 @@ bool worker_stopping(const struct worker *w)
 
 void worker_link(struct worker *w, struct conn *c)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	c->prev = NULL;
 	c->next = w->conns;
 	if (w->conns)
@@ -269,6 +272,7 @@ void worker_link(struct worker *w, struct conn *c)
 
 void worker_unlink(struct worker *w, struct conn *c)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -311,6 +315,7 @@ struct conn *worker_accept(struct worker *w, int listener, int fd)
 struct conn *worker_connect(struct worker *w, const char *host, int port, const struct proto_ops *ops,
 			    void *arg, int *err)
 {
+	ZR_ASSERT_ON_WORKER(w->index); /* another thread posts a worker message */
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST };
@@ -358,6 +363,7 @@ void worker_connected(struct worker *w, struct conn *c, int res)
 
 void worker_close(struct worker *w, struct conn *c)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	if (c->state == CONN_CONNECTING)
 		c->state = CONN_OPEN; /* the backend's close cancels the connect too */
 	if (c->state == CONN_OPEN)
@@ -366,6 +372,7 @@ void worker_close(struct worker *w, struct conn *c)
 
 void worker_queue_send(struct worker *w, struct conn *c)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	if (c->send_queued)
 		return;
 	c->send_queued = true;
@@ -442,6 +449,7 @@ static void mail_touched(struct client *c, void *ctx)
 
 void worker_woken(struct worker *w)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	uint64_t v;
 	ssize_t n = read(w->event_fd, &v, sizeof(v));
 	(void)n;
@@ -646,6 +654,7 @@ bool worker_send_queued(struct worker *w)
 
 int64_t worker_turn_end(struct worker *w)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	STAT_INC(w->stats, loop_iterations);
 	if (!worker_send_queued(w))
 		return 0;
@@ -664,6 +673,7 @@ int64_t worker_turn_end(struct worker *w)
 
 void worker_serve_others(struct worker *w, struct conn *busy)
 {
+	ZR_ASSERT_ON_WORKER(w->index);
 	if (w->serving_others || !w->backend->serve_others)
 		return;
 	/* the request the shutdown's log names stays the script's */

@@ -3,7 +3,7 @@
  * does the I/O without the lock. A cut (snapshot instant, under `mu`)
  * records the stream offset where the next segment begins; since takes
  * happen under `mu` too, the writer closes the old segment exactly there.
- * Lock order: mu, then the stream's.
+ * Lock order: mu, then the stream's (core/lock_order.h).
  */
 #include "zarisd/persist/aof.h"
 
@@ -23,6 +23,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/fileio.h"
 
@@ -395,6 +396,7 @@ static bool backlog_retry(struct aof *a, struct backlog *b, enum aof_fsync mode)
 /* Waits on a->wake (a->mu held) for at most MS milliseconds. */
 static void wait_wake(struct aof *a, long ms)
 {
+	ZR_ASSERT_MUTEX_HELD(&a->mu);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += ms * 1000000L;

@@ -3,9 +3,10 @@
  * Locks: `gate` (rwlock) orders whole-keyspace writes (FLUSHALL, SWAPDB:
  * read side, around handler and journal record) against a snapshot's
  * instant (write side), so such a command is either wholly before the
- * instant (in the image, its record <= the cut) or wholly after it. Order:
- * gate, then shard locks. `ctl` serializes saves. `sw` serializes turning
- * the log on and off.
+ * instant (in the image, its record <= the cut) or wholly after it. Order
+ * (core/lock_order.h): sw, bg_mu, ctl, gate, then shard locks; fin_mu
+ * under them. `ctl` serializes saves. `sw` serializes turning the log on
+ * and off.
  */
 #include "zarisd/persist/persist.h"
 
@@ -23,8 +24,10 @@
 
 #include "zarisd/server/settings.h"
 #include "zarisd/server/textbuf.h"
+#include "zarisd/core/lock.h"
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/persist/aof.h"
 #include "zarisd/persist/fileio.h"
@@ -174,6 +177,8 @@ static void free_change_slots(struct persist *p)
 
 void persist_gate_enter(struct persist *p)
 {
+	/* a snapshot takes the gate, then every shard lock */
+	ZR_CHECK(zr_locks_held() == 0);
 	if (p)
 		pthread_rwlock_rdlock(&p->gate);
 }
@@ -268,6 +273,7 @@ static uint64_t at_instant(void *arg, struct snapshot_origin *origin)
 	/* every shard lock is held: no command is changing the keyspace */
 	uint64_t total = changes_total(p);
 	ic->changes_at = total - atomic_exchange_explicit(&p->changes_saved, total, memory_order_relaxed);
+	ZR_CHECK(zr_rwlock_wrheld(&p->gate)); /* do_save's, on this thread */
 	pthread_rwlock_unlock(&p->gate);
 	ic->gate_held = false;
 	count_image_keys(p);
@@ -279,6 +285,7 @@ static uint64_t at_instant(void *arg, struct snapshot_origin *origin)
  * final save of a shutdown with busy workers (persist_shutdown_busy). */
 static int do_save(struct persist *p, bool rewrite, bool bg, bool final)
 {
+	ZR_CHECK(zr_locks_held() == 0); /* it takes ctl, the gate, then every shard lock */
 	pthread_mutex_lock(&p->ctl);
 	int64_t t0 = zr_time_ms();
 	atomic_store_explicit(&p->keys_done, 0, memory_order_relaxed);
@@ -417,6 +424,7 @@ static uint64_t stream_instant(void *arg, struct snapshot_origin *origin)
 {
 	struct stream_instant *si = arg;
 	uint64_t seq = si->instant_fn(si->ctx, origin);
+	ZR_CHECK(zr_rwlock_wrheld(&si->p->gate)); /* persist_snapshot_to's */
 	pthread_rwlock_unlock(&si->p->gate);
 	count_image_keys(si->p);
 	return seq;
@@ -777,6 +785,7 @@ static void *final_main(void *arg)
  * DEADLINE_MS on the monotonic clock (< 0: no deadline). */
 static void fin_wait(struct persist *p, int state, int64_t deadline_ms)
 {
+	ZR_ASSERT_MUTEX_HELD(&p->fin_mu);
 	while (p->fin_state == state) {
 		if (deadline_ms < 0) {
 			pthread_cond_wait(&p->fin_cond, &p->fin_mu);

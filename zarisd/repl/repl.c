@@ -15,6 +15,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/journal/stream.h"
 #include "zarisd/proto/reply.h"
@@ -89,6 +90,7 @@ static void wait_reply(struct client *c, void *arg)
 /* How many online peers acknowledged SEQ (mu held). */
 static long long acked_by(struct repl *r, uint64_t seq)
 {
+	ZR_ASSERT_MUTEX_HELD(&r->mu);
 	long long n = 0;
 	for (struct peer *p = r->peers; p; p = p->next)
 		if (atomic_load_explicit(&p->state, memory_order_relaxed) == PEER_ONLINE &&
@@ -100,6 +102,7 @@ static long long acked_by(struct repl *r, uint64_t seq)
 /* Answers the WAITs that are satisfied or (TIMER) timed out (mu held). */
 static void serve_waits(struct repl *r, bool timer)
 {
+	ZR_ASSERT_MUTEX_HELD(&r->mu);
 	int64_t now = timer ? zr_time_ms() : 0;
 	for (struct wait_req **pp = &r->waits; *pp;) {
 		struct wait_req *w = *pp;
@@ -119,6 +122,7 @@ static void serve_waits(struct repl *r, bool timer)
 /* mu held: repl_acked and the good-replica count from the peers' acks. */
 static void recompute_acks(struct repl *r)
 {
+	ZR_ASSERT_MUTEX_HELD(&r->mu);
 	struct server *srv = r->srv;
 	int need = atomic_load_explicit(&srv->cfg->replica_ack, memory_order_relaxed);
 	int lag = atomic_load_explicit(&srv->cfg->min_replicas_max_lag, memory_order_relaxed);

@@ -33,8 +33,9 @@
  *
  * Threads: the functions below from any worker; each link runs on
  * threads of its own; a timer thread (every 100 ms) does WAIT's timeouts
- * and min-replicas' count. One mutex guards the state; it is a leaf but
- * for server_post/server_wake (their own leaf mutexes).
+ * and min-replicas' count. One mutex guards the state; under it only the
+ * change stream's and server_post/server_wake's leaf mutexes are taken
+ * (core/lock_order.h).
  */
 #ifndef ZR_REPL_H
 #define ZR_REPL_H

@@ -35,6 +35,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 #include "zarisd/script/script.h"
@@ -177,6 +178,7 @@ static void ctx_swap(struct fn_ctx *c, struct fn_lib **p, struct fn_lib *l)
 
 static void bump_locked(void)
 {
+	ZR_ASSERT_MUTEX_HELD(&freg.mu);
 	atomic_fetch_add_explicit(&fgen, 1, memory_order_release);
 }
 
@@ -626,6 +628,7 @@ static bool collides(struct fn_ctx *c, const struct fn_lib *l, const struct fn_l
 static int ctx_create(struct fn_ctx *c, const char *code, size_t len, bool replace, bool timeout, bool locked,
 		      char *name, size_t namesize, char *err, size_t errsize)
 {
+	ZR_CHECK(!locked || zr_mutex_held(&freg.mu));
 	char *lname = NULL;
 	/* the metadata first: "Library 'x' already exists" comes before the code runs */
 	size_t body;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/script/script_int.h"
 
 struct body {
@@ -56,6 +57,7 @@ static size_t bucket_of(const char *sha, size_t nbuckets)
 /* The entry for (lower-case) SHA; reg.mu held. */
 static struct body *find_locked(const char *sha)
 {
+	ZR_ASSERT_MUTEX_HELD(&reg.mu);
 	if (!reg.nbuckets)
 		return NULL;
 	for (struct body *b = reg.buckets[bucket_of(sha, reg.nbuckets)]; b; b = b->next)
@@ -66,6 +68,7 @@ static struct body *find_locked(const char *sha)
 
 static void grow_locked(void)
 {
+	ZR_ASSERT_MUTEX_HELD(&reg.mu);
 	size_t n = reg.nbuckets ? reg.nbuckets * 2 : 64;
 	struct body **nb = zr_calloc(n, sizeof(*nb));
 	for (size_t i = 0; i < reg.nbuckets; i++) {
@@ -135,6 +138,7 @@ char *script_registry_get(const char *sha, size_t len, size_t *blen)
 
 static void free_all_locked(void)
 {
+	ZR_ASSERT_MUTEX_HELD(&reg.mu);
 	for (size_t i = 0; i < reg.nbuckets; i++) {
 		for (struct body *b = reg.buckets[i], *next; b; b = next) {
 			next = b->next;

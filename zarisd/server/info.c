@@ -12,6 +12,7 @@
 
 #include "zarisd/core/log.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/stats.h"
@@ -171,6 +172,7 @@ static int errorstat_find(const struct errorstat *e, int n, const char *code, si
  * incrementErrorCount at its limit). registry_lock held. */
 static void disable_locked(void)
 {
+	ZR_ASSERT_MUTEX_HELD(&registry_lock);
 	char list[ERRORSTAT_MAX * (ERRORSTAT_CODE_MAX + 2)];
 	size_t used = 0;
 	for (int i = 0; i < registry_n; i++) {
@@ -193,6 +195,7 @@ static void disable_locked(void)
  * it is one code too many). registry_lock held. */
 static void count_locked(struct info_errtable *t, const char *code, size_t len)
 {
+	ZR_ASSERT_MUTEX_HELD(&registry_lock);
 	if (atomic_load_explicit(&errorstats_disabled, memory_order_relaxed))
 		return;
 	if (errorstat_find(registry, registry_n, code, len) < 0) {

@@ -13,6 +13,7 @@
 #include "zarisd/server/settings.h"
 #include "zarisd/server/textbuf.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 
@@ -34,6 +35,7 @@ static struct latency_event latency_events[LATENCY_MAX_EVENTS];
 /* The event named NAME, or NULL. Lock held. */
 static struct latency_event *event_find_locked(const char *name, size_t len)
 {
+	ZR_ASSERT_MUTEX_HELD(&latency_lock);
 	for (int i = 0; i < LATENCY_MAX_EVENTS; i++) {
 		struct latency_event *ev = &latency_events[i];
 		if (ev->name && strlen(ev->name) == len && !memcmp(ev->name, name, len))

@@ -7,6 +7,7 @@
 #include "zarisd/server/client.h"
 #include "zarisd/server/server.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 
 struct registry_worker {
 	pthread_mutex_t lock; /* guards head and the names of this worker's clients */
@@ -87,6 +88,7 @@ static void index_remove(struct registry_worker *w, struct client *c)
 
 struct client *registry_find_local(struct registry *r, unsigned worker, uint64_t id)
 {
+	ZR_ASSERT_ON_WORKER(worker);
 	struct registry_worker *w = &r->workers[worker];
 	if (!w->index_size)
 		return NULL;
@@ -98,6 +100,7 @@ struct client *registry_find_local(struct registry *r, unsigned worker, uint64_t
 
 void registry_add(struct registry *r, struct client *c)
 {
+	ZR_ASSERT_ON_WORKER(c->worker); /* the index is the owner's alone */
 	struct registry_worker *w = &r->workers[c->worker];
 	index_insert(w, c);
 	pthread_mutex_lock(&w->lock);
@@ -112,6 +115,7 @@ void registry_add(struct registry *r, struct client *c)
 
 void registry_remove(struct registry *r, struct client *c)
 {
+	ZR_ASSERT_ON_WORKER(c->worker);
 	struct registry_worker *w = &r->workers[c->worker];
 	index_remove(w, c);
 	pthread_mutex_lock(&w->lock);
@@ -128,6 +132,7 @@ void registry_remove(struct registry *r, struct client *c)
 
 void registry_set_name(struct registry *r, struct client *c, char *name)
 {
+	ZR_ASSERT_ON_WORKER(c->worker);
 	struct registry_worker *w = &r->workers[c->worker];
 	pthread_mutex_lock(&w->lock);
 	char *old = c->name;
@@ -157,7 +162,8 @@ void registry_mark_kill(struct registry *r, struct client *c)
 	/* release: the owner's acquire load of kill_requested happens after the
 	 * wake-up; nothing else is published with it, but it must not be lost. */
 	atomic_store_explicit(&c->kill_requested, true, memory_order_release);
-	r->workers[c->worker].kill_pending = true; /* under that worker's lock (visit) */
+	ZR_ASSERT_MUTEX_HELD(&r->workers[c->worker].lock); /* a visit's */
+	r->workers[c->worker].kill_pending = true;
 }
 
 void registry_flush_kills(struct registry *r, struct server *srv)

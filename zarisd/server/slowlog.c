@@ -14,6 +14,7 @@
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/core/mem.h"
+#include "zarisd/core/thread.h"
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 
@@ -148,6 +149,7 @@ static struct slowlog_entry *entry_create(const struct client *c, int64_t durati
 /* Unlinks entries past MAX; returns them as a chain for freeing. Lock held. */
 static struct slowlog_entry *trim_locked(struct slowlog *sl, unsigned long max)
 {
+	ZR_ASSERT_MUTEX_HELD(&sl->lock);
 	struct slowlog_entry *cut = NULL;
 	while (sl->len > max) {
 		struct slowlog_entry *e = sl->tail;

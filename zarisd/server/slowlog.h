@@ -31,7 +31,8 @@ void slowlog_destroy(struct slowlog *sl);
  * slowlog-max-len; copies what it keeps (argv is only borrowed). Also feeds
  * the latency monitor's "command" / "fast-command" events (latency.h).
  * Passwords of AUTH, HELLO ... AUTH and CONFIG SET requirepass are stored
- * as "(redacted)". Called by the owning worker of C, holding no lock. */
+ * as "(redacted)". Called by the owning worker of C, which may hold the
+ * command's shard locks: the slow log's lock is a leaf (core/lock_order.h). */
 void slowlog_record(struct slowlog *sl, struct server *srv, const struct client *c, int64_t duration_us);
 
 /* Replies SLOWLOG GET's array with the newest COUNT entries (negative = all):

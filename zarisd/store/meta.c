@@ -390,6 +390,7 @@ uint64_t store_meta_invalidate_locked(struct store *s, unsigned db, unsigned sha
 				      size_t llen, const char *entity, size_t elen, int64_t now_ms,
 				      store_key_fn fn, void *ctx)
 {
+	STORE_ASSERT_HELD(store_shard(s, shard));
 	struct dict *d = store_dict(s, db, shard);
 	struct strtab *t = index_keys(d, STORE_META_LABEL, label, llen);
 	if (!t)

@@ -76,6 +76,7 @@ void store_unlink_free(struct store *s, struct dict *d, uint64_t h, struct entry
 
 void store_expire_locked(struct store *s, struct shard *sh, unsigned db, uint64_t h, struct entry **link)
 {
+	STORE_ASSERT_HELD(sh);
 	store_write_require("an expiry");
 	struct dict *d = &sh->db[db];
 	struct entry *e = *link;
@@ -95,6 +96,7 @@ struct entry *store_find_h_locked(struct store *s, unsigned db, const char *key,
 				  int64_t now_ms, int flags)
 {
 	struct shard *sh = shard_of_hash(s, h);
+	STORE_ASSERT_HELD(sh);
 	struct dict *d = &sh->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *e = link ? *link : NULL;
@@ -159,6 +161,7 @@ static int set_locked(struct store *s, unsigned db, const char *key, size_t klen
 		      struct entry **out)
 {
 	struct shard *shd = shard_of_hash(s, h);
+	STORE_ASSERT_HELD(shd);
 	struct dict *d = &shd->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	struct entry *old = link ? *link : NULL;
@@ -426,6 +429,7 @@ bool store_delete_h_locked(struct store *s, unsigned db, const char *key, size_t
 			   int64_t now_ms)
 {
 	struct shard *sh = shard_of_hash(s, h);
+	STORE_ASSERT_HELD(sh);
 	struct dict *d = &sh->db[db];
 	struct entry **link = dict_find(d, h, key, klen);
 	if (!link)
@@ -449,6 +453,7 @@ bool store_delete_locked(struct store *s, unsigned db, const char *key, size_t k
 void store_delete_entry_locked(struct store *s, unsigned db, struct entry *e)
 {
 	uint64_t h = key_hash_of(e);
+	STORE_ASSERT_HELD(shard_of_hash(s, h));
 	struct dict *d = &shard_of_hash(s, h)->db[db];
 	store_unlink_free(s, d, h, dict_link_of(d, h, e));
 }
@@ -530,6 +535,8 @@ int store_rename_locked(struct store *s, unsigned src_db, struct entry *e, unsig
 	uint64_t hs = store_key_hash(key, klen), hd = store_key_hash(newkey, newklen);
 	struct dict *ds = &shard_of_hash(s, hs)->db[src_db];
 	struct shard *shd = shard_of_hash(s, hd);
+	STORE_ASSERT_HELD(shard_of_hash(s, hs));
+	STORE_ASSERT_HELD(shd);
 	struct dict *dd = &shd->db[dst_db];
 	bool samekey = klen == newklen && memcmp(key, newkey, klen) == 0;
 	store_snap_touch(s, shard_of_hash(s, hs), src_db, e);
@@ -571,6 +578,7 @@ int store_copy_locked(struct store *s, unsigned src_db, const struct entry *e, u
 	const char *key = entry_key_raw(e, &klen);
 	if (src_db == dst_db && klen == newklen && memcmp(key, newkey, klen) == 0)
 		return -EINVAL;
+	STORE_ASSERT_HELD(shard_of_hash(s, store_key_hash(key, klen)));
 	unsigned type = entry_type_raw(e);
 	void *obj = NULL;
 	if (type != STORE_TYPE_STRING) {

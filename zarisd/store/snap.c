@@ -149,6 +149,7 @@ void store_entry_set_version_locked(struct store *s, struct entry *e, uint64_t v
 	size_t klen;
 	const char *k = entry_key_raw(e, &klen);
 	struct shard *sh = store_shard(s, store_shard_of_slot(s, zr_key_slot(k, klen)));
+	STORE_ASSERT_HELD(sh);
 	/* changed since the instant (a larger version), back to one the
 	 * image would take for unchanged: unless a pre-image of the key is
 	 * filed (it existed then), it was born since, so it gets an absent

@@ -114,6 +114,7 @@ unsigned store_slot_shard(const struct store *s, unsigned slot)
 uint64_t store_slot_count_locked(const struct store *s, unsigned db, unsigned slot)
 {
 	slot &= ZR_KEY_SLOTS - 1;
+	STORE_ASSERT_HELD(store_shard(s, store_shard_of_slot(s, slot)));
 	return dict_slot_keys(store_dict(s, db, store_shard_of_slot(s, slot)), slot);
 }
 
@@ -220,10 +221,10 @@ bool shard_lock_walk(struct shard *sh)
 	if (store_all_locked || zr_trylock(&sh->lock))
 		return true;
 	if (!tl_wait_hook.fn) {
-		zr_lock_wait(&sh->lock);
+		zr_lock_contended(&sh->lock);
 		return true;
 	}
-	return zr_lock_wait_unless(&sh->lock, ask_wait_hook, sh);
+	return zr_lock_contended_unless(&sh->lock, ask_wait_hook, sh);
 }
 
 /* zr_lock_wait_unless's question for shard_lock_briefly: no before the
@@ -236,6 +237,7 @@ static bool after_one_sleep(void *arg)
 
 bool shard_lock_briefly(struct shard *sh)
 {
+	ZR_CHECK(zr_locks_held() == 0);
 	unsigned looks = 0;
 	return zr_lock_unless(&sh->lock, after_one_sleep, &looks);
 }
@@ -243,9 +245,9 @@ bool shard_lock_briefly(struct shard *sh)
 void shard_lock_wait(struct shard *sh)
 {
 	if (tl_wait_hook.fn)
-		zr_lock_wait_unless(&sh->lock, ask_wait_hook, NULL);
+		zr_lock_contended_unless(&sh->lock, ask_wait_hook, NULL);
 	else
-		zr_lock_wait(&sh->lock);
+		zr_lock_contended(&sh->lock);
 }
 
 void store_lock(struct store *s, unsigned shard)
@@ -271,6 +273,13 @@ bool store_thread_all_locked(void)
 {
 	return store_all_locked;
 }
+
+#ifdef ZR_OWNER_CHECKS
+bool store_shard_held(const struct store *s, unsigned shard)
+{
+	return store_all_locked || zr_lock_held(&store_shard(s, shard)->lock);
+}
+#endif
 
 void store_unlock_all(struct store *s)
 {

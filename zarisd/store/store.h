@@ -12,10 +12,12 @@
  * eviction policies), a key count, a key count per slot and a memory
  * counter.
  *
- * Lock order: shard locks are taken in ascending shard index; nothing else
- * is ever taken while holding one except the allocator. Functions named
- * *_locked need the caller to hold the lock of every shard they touch; the
- * others take and release the locks themselves, one shard at a time.
+ * Lock order: shard locks are taken in ascending shard index; what else may
+ * be taken while one is held, and what must be taken before, is in
+ * core/lock_order.h. Functions named *_locked need the caller to hold the
+ * lock of every shard they touch (checked in the sanitizer builds:
+ * core/thread.h); the others take and release the locks themselves, one
+ * shard at a time.
  *
  * Entries: one allocation holds the header, the key and (for strings) the
  * value; an absolute TTL is stored only when set. Every write stamps the
@@ -148,6 +150,10 @@ bool store_lock_all(struct store *s);
 void store_unlock_all(struct store *s);
 /* Whether this thread holds every shard lock (store_lock_all). */
 bool store_thread_all_locked(void);
+/* Whether this thread holds shard SHARD's lock (or all of them): for
+ * ZR_CHECK (core/thread.h) only, and defined only in the builds that
+ * record lock owners (ZR_OWNER_CHECKS: the sanitizer builds). */
+bool store_shard_held(const struct store *s, unsigned shard);
 /* Sorts SHARDS ascending and removes duplicates; returns the new count. */
 int store_shards_normalize(unsigned *shards, int n);
 /* Locks / unlocks a normalized shard set (ascending order). */

@@ -27,8 +27,8 @@
 #define STORE_CACHELINE 64
 #define STORE_EXPIRE_SLOTS 64 /* active-expiry cursors, one per worker (mod) */
 
-/* Lock order: shard locks in ascending index, nothing else taken while one
- * is held (the allocator excepted). */
+/* Shard locks are taken in ascending index (or all: store_lock_all);
+ * where they stand among zarisd's other locks: core/lock_order.h. */
 struct shard {
 	struct zr_lock lock;   /* core/lock.h: inline when uncontended */
 	uint64_t last_version; /* last version handed out; under the lock */
@@ -176,21 +176,26 @@ static inline bool store_write_intends(void)
 	return store_write_cur && store_write_cur->intent;
 }
 
+/* Set while this thread holds every shard lock (store_lock_all): the
+ * whole-keyspace functions, which lock shard by shard, then skip locking. */
+extern _Thread_local bool store_all_locked;
+
+/* Owner check (core/thread.h, sanitizer builds): the calling thread holds
+ * SH's lock, or every shard's (store_lock_all, which skips re-locking). */
+#define STORE_ASSERT_HELD(sh) ZR_CHECK(store_all_locked || zr_lock_held(&(sh)->lock))
+
 /* A new version for a write on shard SH (lock held): a hybrid clock —
  * wall-clock milliseconds << 16, or last + 1 when that is not larger, so it
  * is strictly monotonic per shard and roughly time-ordered across them.
  * Counts one change in the open bracket. */
 static inline uint64_t shard_next_version(const struct store *s, struct shard *sh)
 {
+	STORE_ASSERT_HELD(sh); /* every write stamps its entry: under the lock */
 	store_write_count("a stamp");
 	uint64_t wall = (uint64_t)atomic_load_explicit(&s->clock_ms, memory_order_relaxed) << 16;
 	sh->last_version = wall > sh->last_version ? wall : sh->last_version + 1;
 	return sh->last_version;
 }
-
-/* Set while this thread holds every shard lock (store_lock_all): the
- * whole-keyspace functions, which lock shard by shard, then skip locking. */
-extern _Thread_local bool store_all_locked;
 
 /* The contended path of shard_lock: waits, calling the thread's wait
  * hook (store_set_wait_hook) meanwhile. */
