@@ -14,7 +14,6 @@
 #include "zarisd/commands/cluster_route.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
 #include "zarisd/server/info.h"
 #include "zarisd/server/latency.h"

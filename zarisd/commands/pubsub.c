@@ -30,7 +30,6 @@
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"

@@ -1,7 +1,8 @@
-/* table — the one command table: lookup by name, iteration, subcommands.
- * command_table_init() runs once before the workers start (it numbers the
- * rows and builds the lookup index); everything else is read-only and may
- * be called from any thread.
+/* table — the one command table: lookup by name, iteration, subcommands,
+ * the names of the ACL categories. command_table_init() runs once before
+ * the workers start (it numbers the rows, builds the lookup index and
+ * fills in the fields each row's data implies); everything else is
+ * read-only and may be called from any thread.
  */
 #ifndef ZR_TABLE_H
 #define ZR_TABLE_H
