@@ -18,6 +18,8 @@
 # transaction; a command queued after an error is not kept (Redis's
 # queueMultiCommand), so it does not turn EXEC's answer into OOM. The limit
 # is set by a second client between MULTI and EXEC.
+#
+# The slow log of MULTI ... EXEC: the queued commands, not EXEC.
 
 import os
 import re
@@ -157,8 +159,22 @@ def debug_scenarios(srv):
     return [("MULTI SET k; DEBUG OBJECT k; EXEC: answered, the key's lock not taken twice", r[:-1] + [shape])]
 
 
+def slowlog_scenarios(srv):
+    """EXEC is not in the slow log, the commands it ran are (Redis's
+    skip_slowlog flag on EXEC): the logged commands' arguments, newest
+    first."""
+    c = srv.client()
+    c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    c.call("SLOWLOG", "RESET")
+    steps(c, [("MULTI",), ("SET", "a", "1"), ("INCR", "a"), ("EXEC",)])
+    logged = [e[3] for e in c.callv("SLOWLOG", "GET", "10")]
+    c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    return [("MULTI SET INCR EXEC: the slow log has MULTI and the commands, not EXEC", logged)]
+
+
 def run(srv):
-    return reset_scenarios(srv) + oom_scenarios(srv) + auth_scenarios(srv) + debug_scenarios(srv)
+    return (reset_scenarios(srv) + oom_scenarios(srv) + auth_scenarios(srv) + debug_scenarios(srv) +
+            slowlog_scenarios(srv))
 
 
 compare_scenarios(run, extra=["--enable-debug-command", "yes"])

@@ -1,17 +1,21 @@
 /* The key iterator (commands/keyiter.h) and its users' view of it:
  *  - for every row of the table and a seeded sweep of argument vectors, the
- *    iterator yields exactly what the two expansions it replaced yielded
- *    (the dispatcher's lock set, COMMAND GETKEYS's key-spec path), written
- *    out here as the oracle;
+ *    iterator yields exactly what a plain reading of Redis 7.0's key spec
+ *    rules (written out here as the oracle, spec by spec) yields, and
+ *    `fits` is false exactly when a spec does not fit;
  *  - rows with counted keys (LMPOP, ZMPOP, ZUNIONSTORE ...) yield them after
- *    the fixed ones, and `fits` is false exactly when a spec does not fit;
- *  - KEYLESS and WHOLEDB rows lock nothing;
+ *    the fixed ones; keyword specs (this test's own rows, modelled on SORT
+ *    ... STORE, GEORADIUS ... STORE / STOREDIST, XREAD ... STREAMS, MIGRATE
+ *    ... KEYS) find their keys forward or backward, in any case;
+ *  - KEYLESS and WHOLEDB rows lock nothing; keyiter_single is the
+ *    iterator's one key for one-key rows;
  *  - a multi-key command whose keys share a slot ({tag}s) takes exactly one
  *    shard lock, for every shard-bits (a slot's keys share a shard).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tests/tap.h"
 #include "zarisd/commands/dispatch.h"
@@ -37,49 +41,61 @@ static void set_args(int argc, const char *const *words)
 	}
 }
 
-/* The dispatcher's expansion before the iterator (dispatch.c collect_shards). */
-static int old_lock_keys(const struct command *cmd, int argc, int *pos)
+/* The oracle: Redis 7.0's getKeysUsingKeySpecs read plainly, with
+ * RETURN_PARTIAL (the keys of the specs that fit). Returns the keys into
+ * POS and whether every spec fit. */
+static int oracle_keys(const struct command *cmd, int argc, int *pos, bool *fits)
 {
 	int n = 0;
-	int first = cmd->first_key, last = -1;
-	if (first > 0) {
-		last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-		if (last >= argc)
-			last = argc - 1;
-	}
-	int step = cmd->key_step > 0 ? cmd->key_step : 1;
-	int kfirst = 0, klast = -1;
-	if (cmd->keynum_index > 0)
-		command_keynum_range(cmd, args, argc, &kfirst, &klast);
-	int kstep = cmd->keynum_step > 0 ? cmd->keynum_step : 1;
-	for (int i = first; i <= last; i += step)
-		pos[n++] = i;
-	for (int i = kfirst; i <= klast; i += kstep)
-		pos[n++] = i;
-	return n;
-}
-
-/* COMMAND GETKEYS's key-spec path before the iterator: -1 when a spec
- * does not fit. */
-static int old_getkeys(const struct command *cmd, int argc, int *pos)
-{
-	int n = 0;
-	if (cmd->first_key > 0) {
-		int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-		int step = cmd->key_step > 0 ? cmd->key_step : 1;
-		if (last >= argc)
-			last = argc - 1;
-		if (cmd->first_key > last)
-			return -1;
-		for (int i = cmd->first_key; i <= last; i += step)
+	*fits = true;
+	for (int j = 0; j < cmd->key_specs_num; j++) {
+		const struct key_spec *s = &cmd->key_specs[j];
+		int first = 0;
+		if (!s->begin.keyword) {
+			first = s->begin.pos;
+		} else if (s->begin.pos > 0) {
+			for (int i = s->begin.pos; i <= argc - 2 && !first; i++)
+				if (!strcasecmp(bytes[i], s->begin.keyword))
+					first = i + 1;
+		} else {
+			for (int i = argc + s->begin.pos; i >= 2 && !first; i--)
+				if (i < argc && !strcasecmp(bytes[i], s->begin.keyword))
+					first = i + 1;
+		}
+		if (!first)
+			continue; /* no keyword: no key, and no misfit */
+		int last, step;
+		if (s->find == KS_FIND_RANGE) {
+			step = s->fk.range.keystep;
+			if (s->fk.range.lastkey >= 0)
+				last = first + s->fk.range.lastkey;
+			else if (!s->fk.range.limit)
+				last = argc + s->fk.range.lastkey;
+			else
+				last = first + (argc - first) / s->fk.range.limit + s->fk.range.lastkey;
+		} else {
+			step = s->fk.keynum.keystep;
+			int at = first + s->fk.keynum.keynumidx;
+			char *end;
+			long long num = at < argc ? strtoll(bytes[at], &end, 10) : -1;
+			/* string2ll: digits only, no sign but '-', no leading zero */
+			if (at >= argc || *end || !bytes[at][0] || num < 0 ||
+			    (bytes[at][0] == '0' && bytes[at][1]) || bytes[at][0] == '+' ||
+			    bytes[at][0] == ' ') {
+				*fits = false;
+				continue;
+			}
+			first += s->fk.keynum.firstkey;
+			last = first + (int)num - 1;
+		}
+		if (last >= argc || last < first || first >= argc) {
+			*fits = false;
+			continue;
+		}
+		for (int i = first; i <= last; i += step)
 			pos[n++] = i;
-	}
-	if (cmd->keynum_index > 0) {
-		int first, last;
-		if (!command_keynum_range(cmd, args, argc, &first, &last))
-			return -1;
-		for (int i = first; i <= last; i += cmd->keynum_step > 0 ? cmd->keynum_step : 1)
-			pos[n++] = i;
+		if (s->flags & KS_INCOMPLETE)
+			*fits = false;
 	}
 	return n;
 }
@@ -95,7 +111,8 @@ static int iter_keys(const struct command *cmd, int argc, int *pos, bool *fits)
 	return n == want ? n : -99;
 }
 
-static const char *const words[] = { "k", "1", "2", "0", "-1", "3", "x", "LEFT", "COUNT", "20" };
+static const char *const words[] = { "k",    "1",     "2",  "0",  "-1",	   "3",	      "x",
+				     "LEFT", "COUNT", "20", "01", "STORE", "streams", "KEYS" };
 
 static unsigned seed = 12345;
 static unsigned rnd(unsigned n)
@@ -104,7 +121,7 @@ static unsigned rnd(unsigned n)
 	return (seed >> 8) % n;
 }
 
-static void check_row(const struct command *cmd, int *bad_lock, int *bad_getkeys, int *cases)
+static void check_row(const struct command *cmd, int *bad_iter, int *bad_lock, int *cases)
 {
 	for (int round = 0; round < 200; round++) {
 		int argc = 1 + (int)rnd(MAXARGS - 1);
@@ -113,48 +130,102 @@ static void check_row(const struct command *cmd, int *bad_lock, int *bad_getkeys
 		for (int i = 1; i < argc; i++)
 			w[i] = words[rnd(sizeof(words) / sizeof(words[0]))];
 		set_args(argc, w);
-		int a[MAXARGS * 2], b[MAXARGS * 2], c[MAXARGS * 2];
-		bool fits;
+		int a[MAXARGS * 4], b[MAXARGS * 4];
+		bool fits, want_fits;
 		int n = iter_keys(cmd, argc, a, &fits);
-		int no = old_lock_keys(cmd, argc, b);
-		int ng = old_getkeys(cmd, argc, c);
+		int nw = oracle_keys(cmd, argc, b, &want_fits);
 		(*cases)++;
-		if (n != no || memcmp(a, b, sizeof(int) * (size_t)(n > 0 ? n : 0))) {
+		if (n != nw || fits != want_fits || memcmp(a, b, sizeof(int) * (size_t)(n > 0 ? n : 0))) {
+			if (!*bad_iter)
+				diag("%s argc %d: iterator %d keys (fits %d), the oracle %d (fits %d)",
+				     cmd->name, argc, n, fits, nw, want_fits);
+			(*bad_iter)++;
+		}
+		struct keyiter it;
+		keyiter_init_locked_keys(&it, cmd, args, argc);
+		int nl = keyiter_count(&it);
+		if (nl != (keyiter_locks(cmd) ? n : 0)) {
 			if (!*bad_lock)
-				diag("%s argc %d: iterator %d keys, the old lock set %d", cmd->name, argc, n,
-				     no);
+				diag("%s argc %d: %d locked keys, %d keys", cmd->name, argc, nl, n);
 			(*bad_lock)++;
 		}
-		if ((ng < 0) != !fits || (ng >= 0 && (ng != n || memcmp(a, c, sizeof(int) * (size_t)n)))) {
-			if (!*bad_getkeys)
-				diag("%s argc %d: iterator %d keys (fits %d), the old GETKEYS %d", cmd->name,
-				     argc, n, fits, ng);
-			(*bad_getkeys)++;
+		int one = keyiter_single(cmd, argc);
+		if (one && (n != 1 || a[0] != one)) {
+			if (!*bad_lock)
+				diag("%s argc %d: keyiter_single %d, the iterator %d keys", cmd->name, argc,
+				     one, n);
+			(*bad_lock)++;
 		}
 	}
 }
 
-static void test_same_as_before(void)
+static void test_rows_against_oracle(void)
 {
-	int bad_lock = 0, bad_getkeys = 0, cases = 0, rows = 0;
+	int bad_iter = 0, bad_lock = 0, cases = 0, rows = 0;
 	for (unsigned i = 0; i < command_count(); i++) {
 		const struct command *cmd = command_at(i);
-		if (cmd->first_key > 0 || cmd->keynum_index > 0) {
-			check_row(cmd, &bad_lock, &bad_getkeys, &cases);
+		if (cmd->key_specs_num) {
+			check_row(cmd, &bad_iter, &bad_lock, &cases);
 			rows++;
 		}
 		for (const struct command *s = cmd->subcommands; s && s->name; s++)
-			if (s->first_key > 0 || s->keynum_index > 0) {
-				check_row(s, &bad_lock, &bad_getkeys, &cases);
+			if (s->key_specs_num) {
+				check_row(s, &bad_iter, &bad_lock, &cases);
 				rows++;
 			}
 	}
-	ok(rows > 100 && !bad_lock,
-	   "%d rows with keys, %d argument vectors: the keys the dispatcher locked before", rows, cases);
-	ok(!bad_getkeys, "... and COMMAND GETKEYS's keys, and a spec that does not fit where it did not");
+	ok(rows > 100 && !bad_iter,
+	   "%d rows with key specs, %d argument vectors: the keys Redis's rules give", rows, cases);
+	ok(!bad_lock, "... the dispatcher locks them (none for KEYLESS, WHOLEDB), keyiter_single agrees");
 }
 
-/* The keys of LINE (space separated), as "1,3,4" ("" for none), and fits. */
+/* The rows of this test: keyword specs, modelled on commands zarisd does
+ * not have yet (Redis 7.0 marks SORT's STORE "unknown"; here it is a
+ * keyword, as GEORADIUS's). Looked up before the table by keys_of. */
+static const struct key_spec sort_specs[] = {
+	{ .flags = KS_RO | KS_ACCESS, .begin = { .pos = 1 }, .find = KS_FIND_RANGE, .fk.range = { 0, 1, 0 } },
+	{ .flags = KS_OW | KS_UPDATE,
+	  .begin = { .keyword = "STORE", .pos = 2 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { 0, 1, 0 } },
+};
+static const struct key_spec georadius_specs[] = {
+	{ .flags = KS_RO | KS_ACCESS, .begin = { .pos = 1 }, .find = KS_FIND_RANGE, .fk.range = { 0, 1, 0 } },
+	{ .flags = KS_OW | KS_UPDATE,
+	  .begin = { .keyword = "STORE", .pos = 6 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { 0, 1, 0 } },
+	{ .flags = KS_OW | KS_UPDATE,
+	  .begin = { .keyword = "STOREDIST", .pos = 6 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { 0, 1, 0 } },
+};
+static const struct key_spec xread_specs[] = {
+	{ .flags = KS_RO | KS_ACCESS,
+	  .begin = { .keyword = "STREAMS", .pos = 1 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { -1, 1, 2 } },
+};
+static const struct key_spec migrate_specs[] = {
+	{ .flags = KS_RW | KS_ACCESS | KS_DELETE,
+	  .begin = { .pos = 3 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { 0, 1, 0 } },
+	{ .flags = KS_RW | KS_ACCESS | KS_DELETE | KS_INCOMPLETE,
+	  .begin = { .keyword = "KEYS", .pos = -2 },
+	  .find = KS_FIND_RANGE,
+	  .fk.range = { -1, 1, 0 } },
+};
+static const struct command test_rows_table[] = {
+	{ .name = "sort", .arity = -2, .key_specs = sort_specs, .key_specs_num = 2 },
+	{ .name = "georadius", .arity = -6, .key_specs = georadius_specs, .key_specs_num = 3 },
+	{ .name = "xread", .arity = -4, .key_specs = xread_specs, .key_specs_num = 1 },
+	{ .name = "migrate", .arity = -6, .key_specs = migrate_specs, .key_specs_num = 2 },
+};
+#define TEST_ROWS (sizeof(test_rows_table) / sizeof(test_rows_table[0]))
+
+/* The keys of LINE (space separated), as "1,3,4" ("" for none), and fits:
+ * its row is one of this test's, or the table's. */
 static const char *keys_of(const char *line, bool *fits)
 {
 	static char out[128];
@@ -166,7 +237,12 @@ static const char *keys_of(const char *line, bool *fits)
 	     t = strtok_r(NULL, " ", &save))
 		w[argc++] = t;
 	set_args(argc, w);
-	const struct command *cmd = command_lookup(args[0].ptr, args[0].len);
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < TEST_ROWS && !cmd; i++)
+		if (!strcmp(test_rows_table[i].name, bytes[0]))
+			cmd = &test_rows_table[i];
+	if (!cmd)
+		cmd = command_lookup(args[0].ptr, args[0].len);
 	if (cmd && (cmd->flags & CMD_CONTAINER) && argc > 1)
 		cmd = command_lookup_sub(cmd, args[1].ptr, args[1].len);
 	struct keyiter it;
@@ -204,7 +280,63 @@ static void test_rows(void)
 	expect("sintercard 2 a b LIMIT 3", "2,3", true);
 	expect("object encoding k", "2", true);
 	expect("ssubscribe a b", "1,2", true);
+	expect("sinterstore dst a b", "1,2,3", true);
+	expect("pfmerge dst", "1", false);
+	expect("smove a b m", "1,2", true);
+	expect("eval s 0", "", false);
+	expect("eval s 2 a b x", "3,4", true);
+}
 
+/* Keyword specs: the test's own rows (SORT, GEORADIUS, XREAD, MIGRATE). */
+static void test_keyword_specs(void)
+{
+	/* forward from startfrom, any case; a keyword that ends ARGV has no key */
+	expect("sort k", "1", true);
+	expect("sort k LIMIT 0 10 STORE dst", "1,6", true);
+	expect("sort k store dst", "1,3", true);
+	expect("sort k BY w STORE", "1", true);
+	expect("sort STORE STORE d", "1,3", true);
+	/* two keyword specs, searched from argv[6] */
+	expect("georadius k 15 37 200 km", "1", true);
+	expect("georadius k 15 37 200 km STORE dst", "1,7", true);
+	expect("georadius k 15 37 200 km STOREDIST dd", "1,7", true);
+	expect("georadius k 15 37 200 km STORE a STOREDIST b", "1,7,9", true);
+	expect("georadius STORE 15 37 200 STORE km", "1", true);
+	expect("georadius k 15 37 200 km WITHDIST storedist x", "1,8", true);
+	/* limit 2: half of what follows STREAMS */
+	expect("xread STREAMS k1 k2 0 0", "2,3", true);
+	expect("xread COUNT 2 BLOCK 0 streams a 0", "6", true);
+	expect("xread STREAMS a b c", "2", true);
+	expect("xread STREAMS", "", true);
+	expect("xread COUNT 1 STREAMS a", "", false);
+	/* backward from the last but one; the KEYS spec is INCOMPLETE */
+	expect("migrate h 6379 k 0 5000", "3", true);
+	expect("migrate h 6379 \"\" 0 5000 KEYS k1 k2", "3,7,8", false);
+	expect("migrate h 6379 \"\" 0 5000 COPY keys k1", "3,8", false);
+	expect("migrate h 6379 k 0 5000 REPLACE", "3", true);
+	expect("migrate h 6379 KEYS 0 5000 REPLACE", "3,4,5,6", false);
+
+	/* GETKEYS's view: flags of the spec each key comes from */
+	const char *w[] = { "georadius", "k", "1", "2", "3", "km", "STOREDIST", "d" };
+	set_args(8, w);
+	struct keyiter it;
+	keyiter_init(&it, &test_rows_table[1], args, 8);
+	int first = keyiter_next(&it);
+	uint32_t f1 = keyiter_flags(&it);
+	int second = keyiter_next(&it);
+	uint32_t f2 = keyiter_flags(&it);
+	ok(first == 1 && f1 == (KS_RO | KS_ACCESS) && second == 7 && f2 == (KS_OW | KS_UPDATE) &&
+		   keyiter_next(&it) == -1,
+	   "keyiter_flags: the source RO access, the STOREDIST destination OW update");
+	const struct command *cp = command_lookup("copy", 4);
+	ok(cp->db_arg.keyword && !strcmp(cp->db_arg.keyword, "db") &&
+		   command_lookup("move", 4)->db_arg.pos == 2,
+	   "MOVE's and COPY's other database are row data");
+}
+
+/* What the dispatcher locks. */
+static void test_locks(void)
+{
 	const struct command *ss = command_lookup("ssubscribe", 10), *keys = command_lookup("keys", 4),
 			     *lm = command_lookup("lmpop", 5);
 	ok(!keyiter_locks(ss) && !keyiter_locks(keys) && keyiter_locks(lm),
@@ -277,8 +409,10 @@ static void test_same_slot_one_lock(void)
 int main(void)
 {
 	command_table_init();
-	test_same_as_before();
+	test_rows_against_oracle();
 	test_rows();
+	test_keyword_specs();
+	test_locks();
 	test_same_slot_one_lock();
 	return done_testing();
 }

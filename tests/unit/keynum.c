@@ -1,7 +1,8 @@
 /* Key extraction for rows whose keys are counted by an argument (command.h
  * keynum_*: ZUNION ... numkeys, ZUNIONSTORE dst numkeys, LMPOP, BLMPOP,
- * ZMPOP, BZMPOP, SINTERCARD, ZINTERCARD): command_keynum_range() finds
- * exactly the counted keys, and the dispatcher's shard set
+ * ZMPOP, BZMPOP, SINTERCARD, ZINTERCARD): their count spec (command.h
+ * KS_FIND_KEYNUM, read by keyiter.h) finds exactly the counted keys, and
+ * the dispatcher's shard set
  * (dispatch_key_shards) is exactly the shards of the row's fixed keys plus
  * the counted ones — never an option word, a count or a score — and only
  * the fixed keys when the count is not a valid number (the handler then
@@ -15,6 +16,7 @@
 #include "zarisd/server/client.h"
 #include "zarisd/server/command.h"
 #include "zarisd/commands/dispatch.h"
+#include "zarisd/commands/keyiter.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
@@ -45,19 +47,32 @@ static void set_argv(const char *line)
 }
 
 /* Whether LINE's counted keys are argv[WANT_FIRST..WANT_LAST] (WANT_FIRST
- * 0: none). */
+ * 0: none): the iterator's keys of a row holding the count spec alone. */
 static void check_range(const char *line, int want_first, int want_last)
 {
 	set_argv(line);
 	const struct command *cmd = command_lookup(args[0].ptr, args[0].len);
-	int first = -7, last = -7;
-	bool found = cmd && command_keynum_range(cmd, cl.argv, cl.argc, &first, &last);
+	struct command counted = { .name = "counted" };
+	for (int j = 0; cmd && j < cmd->key_specs_num; j++)
+		if (cmd->key_specs[j].find == KS_FIND_KEYNUM) {
+			counted.key_specs = &cmd->key_specs[j];
+			counted.key_specs_num = 1;
+		}
+	int first = -7, last = -7, n = 0;
+	struct keyiter it;
+	keyiter_init(&it, &counted, cl.argv, cl.argc);
+	for (int i; (i = keyiter_next(&it)) >= 0;) {
+		if (!n++)
+			first = i;
+		last = i;
+	}
+	bool found = n > 0;
 	if (want_first)
-		ok(found && first == want_first && last == want_last,
+		ok(found && first == want_first && last == want_last && n == last - first + 1,
 		   "%s: counted keys are argv[%d..%d] (got %d..%d)", line, want_first, want_last,
 		   found ? first : 0, found ? last : 0);
 	else
-		ok(cmd && !found && first == -7 && last == -7, "%s: no counted keys", line);
+		ok(cmd && !found, "%s: no counted keys", line);
 }
 
 static int cmp_unsigned(const void *a, const void *b)
@@ -135,11 +150,17 @@ int main(void)
 
 	/* COMMAND's view of the same rows */
 	const struct command *zu = command_lookup("zunionstore", 11);
-	ok(zu && zu->first_key == 1 && zu->last_key == 1 && zu->keynum_index == 2 && zu->keynum_first == 1 &&
-		   zu->keynum_step == 1,
-	   "zunionstore: destination 1..1, count at 2");
+	ok(zu && zu->key_specs_num == 2 && zu->key_specs[0].begin.pos == 1 &&
+		   zu->key_specs[0].find == KS_FIND_RANGE && zu->key_specs[0].fk.range.lastkey == 0 &&
+		   zu->key_specs[1].begin.pos == 2 && zu->key_specs[1].find == KS_FIND_KEYNUM &&
+		   zu->key_specs[1].fk.keynum.firstkey == 1 && zu->key_specs[1].fk.keynum.keystep == 1 &&
+		   zu->first_key == 1 && zu->last_key == 1 && zu->key_step == 1 &&
+		   (zu->flags & CMD_MOVABLE_KEYS),
+	   "zunionstore: destination at 1, count at 2; legacy range 1,1,1 and movablekeys");
 	const struct command *bl = command_lookup("blmpop", 6);
-	ok(bl && bl->first_key == 0 && bl->keynum_index == 2, "blmpop: no fixed keys, count at 2");
+	ok(bl && bl->key_specs_num == 1 && bl->key_specs[0].begin.pos == 2 && bl->first_key == 0 &&
+		   (bl->flags & CMD_MOVABLE_KEYS),
+	   "blmpop: no fixed keys, count at 2");
 
 	store_destroy(srv.store);
 	return done_testing();

@@ -48,7 +48,7 @@ static bool fold_slots(const struct client *c, const struct command *cmd, const 
 
 static bool shard_channels(const struct command *cmd)
 {
-	return (cmd->flags & CMD_PUBSUB) && cmd->first_key > 0;
+	return (cmd->flags & CMD_PUBSUB) && cmd->key_specs_num > 0;
 }
 
 bool cluster_route_ok(struct client *c, const struct command *cmd)
@@ -56,7 +56,7 @@ bool cluster_route_ok(struct client *c, const struct command *cmd)
 	bool exec = (cmd->flags & CMD_EXEC) != 0;
 	if (!(c->flags & CLIENT_IN_MULTI) || exec)
 		c->flags &= ~CLIENT_ASKING; /* ASKING covers the one command after it */
-	if (exec ? !c->multi : (cmd->first_key <= 0 && cmd->keynum_index <= 0))
+	if (exec ? !c->multi : cmd->key_specs_num == 0)
 		return true;
 	int slot = -1;
 	bool write = (cmd->flags & CMD_WRITE) != 0, shard = shard_channels(cmd);

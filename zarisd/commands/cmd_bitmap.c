@@ -583,6 +583,27 @@ out:
 	zr_free(ops);
 }
 
+int cmd_bitfield_getkeys(const struct command *cmd, const struct resp_arg *argv, int argc,
+			 struct cmd_key *out)
+{
+	(void)cmd;
+	/* GETs and OVERFLOWs only read the key; a SET, an INCRBY or what does
+	 * not parse (the command will refuse it) may write it */
+	bool readonly = true;
+	for (int i = 2; i < argc && readonly; i++) {
+		int more = argc - i - 1;
+		if (zr_eq_nocase(argv[i].ptr, argv[i].len, "get") && more >= 2)
+			i += 2;
+		else if (zr_eq_nocase(argv[i].ptr, argv[i].len, "overflow") && more >= 1)
+			i += 1;
+		else
+			readonly = false;
+	}
+	out[0] = (struct cmd_key){ .pos = 1,
+				   .flags = readonly ? KS_RO | KS_ACCESS : KS_RW | KS_ACCESS | KS_UPDATE };
+	return 1;
+}
+
 void cmd_bitfield(struct client *c)
 {
 	bitfield_generic(c, false);

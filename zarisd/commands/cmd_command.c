@@ -1,7 +1,7 @@
-/* cmd_command — COMMAND, COMMAND COUNT / INFO / DOCS / LIST / GETKEYS / HELP,
- * all derived from the command table (table.h): flags, ACL categories and
- * the key specification come from each row's flags, group and
- * first/last/step key positions, in Redis 7.0's reply shapes.
+/* cmd_command — COMMAND, COMMAND COUNT / INFO / DOCS / LIST / GETKEYS /
+ * GETKEYSANDFLAGS / HELP, read from the command table (table.h): each
+ * row's flags, ACL categories, tips and key specs, in Redis 7.0's reply
+ * shapes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +17,14 @@
 #include "zarisd/core/util.h"
 #include "zarisd/proto/reply.h"
 
-/* --- flags and ACL categories ------------------------------------------------ */
-
-/* Flags COMMAND INFO shows that no row carries: a script row's
- * (EVAL, FCALL ...: Redis's skip_monitor; zarisd has no MONITOR, so true) */
-#define SHOWN_SKIP_MONITOR (1ull << 32)
-
-static const struct {
-	uint64_t flag;
+struct flag_name {
+	uint32_t flag;
 	const char *name;
-} flag_names[] = {
-	/* Redis 7.0's order of COMMAND INFO flags */
+};
+
+/* The flags COMMAND INFO shows, in Redis 7.0's order; zarisd's own flags
+ * (command.h) are not among them. */
+static const struct flag_name command_flag_names[] = {
 	{ CMD_WRITE, "write" },
 	{ CMD_READONLY, "readonly" },
 	{ CMD_DENYOOM, "denyoom" },
@@ -37,204 +34,99 @@ static const struct {
 	{ CMD_BLOCKING, "blocking" },
 	{ CMD_LOADING, "loading" },
 	{ CMD_STALE, "stale" },
-	{ SHOWN_SKIP_MONITOR, "skip_monitor" },
+	{ CMD_SKIP_MONITOR, "skip_monitor" },
+	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
 	{ CMD_FAST, "fast" },
 	{ CMD_NOAUTH, "no_auth" },
 	{ CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
+	{ CMD_NO_ASYNC_LOADING, "no_async_loading" },
 	{ CMD_NOMULTI, "no_multi" },
+	{ CMD_MOVABLE_KEYS, "movablekeys" },
+	{ CMD_ALLOW_BUSY, "allow_busy" },
+	{ 0, NULL },
 };
 
-#define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
-
-/* A container without a handler of its own only routes to its subcommands:
- * Redis shows it with no flags and @slow. */
-static bool is_pure_container(const struct command *cmd)
-{
-	return (cmd->flags & CMD_CONTAINER) && !cmd->handler;
-}
-
-static const char *top_name(const struct command *cmd)
-{
-	return cmd->parent ? cmd->parent->name : cmd->name;
-}
-
-/* ACL categories in Redis's category order. */
-enum acl_cat {
-	ACL_KEYSPACE,
-	ACL_READ,
-	ACL_WRITE,
-	ACL_SET,
-	ACL_SORTEDSET,
-	ACL_LIST,
-	ACL_HASH,
-	ACL_STRING,
-	ACL_BITMAP,
-	ACL_HYPERLOGLOG,
-	ACL_PUBSUB,
-	ACL_ADMIN,
-	ACL_FAST,
-	ACL_SLOW,
-	ACL_BLOCKING,
-	ACL_DANGEROUS,
-	ACL_CONNECTION,
-	ACL_TRANSACTION,
-	ACL_SCRIPTING,
-	ACL_COUNT
+/* Key spec flags, in Redis 7.0's order. */
+static const struct flag_name key_flag_names[] = {
+	{ KS_RO, "RO" },
+	{ KS_RW, "RW" },
+	{ KS_OW, "OW" },
+	{ KS_RM, "RM" },
+	{ KS_ACCESS, "access" },
+	{ KS_UPDATE, "update" },
+	{ KS_INSERT, "insert" },
+	{ KS_DELETE, "delete" },
+	{ KS_NOT_KEY, "not_key" },
+	{ KS_INCOMPLETE, "incomplete" },
+	{ KS_VARIABLE_FLAGS, "variable_flags" },
+	{ 0, NULL },
 };
 
-static const char *const acl_cat_names[ACL_COUNT] = {
-	[ACL_KEYSPACE] = "keyspace",
-	[ACL_READ] = "read",
-	[ACL_WRITE] = "write",
-	[ACL_SET] = "set",
-	[ACL_SORTEDSET] = "sortedset",
-	[ACL_LIST] = "list",
-	[ACL_HASH] = "hash",
-	[ACL_STRING] = "string",
-	[ACL_BITMAP] = "bitmap",
-	[ACL_HYPERLOGLOG] = "hyperloglog",
-	[ACL_PUBSUB] = "pubsub",
-	[ACL_ADMIN] = "admin",
-	[ACL_FAST] = "fast",
-	[ACL_SLOW] = "slow",
-	[ACL_BLOCKING] = "blocking",
-	[ACL_DANGEROUS] = "dangerous",
-	[ACL_CONNECTION] = "connection",
-	[ACL_TRANSACTION] = "transaction",
-	[ACL_SCRIPTING] = "scripting",
-};
-
-/* Which categories CMD belongs to: Redis's implicit ones from the flags
- * (write, read, admin+dangerous, pubsub, fast/slow, blocking) plus those
- * its group implies. Three commands carry categories no flag explains
- * (Redis lists them explicitly): KEYS and INFO are @dangerous, LASTSAVE
- * @admin @dangerous; the COMMAND family is @connection. */
-static void acl_categories(const struct command *cmd, bool out[ACL_COUNT])
+/* FLAGS as a set of status replies, NAMES' order. */
+static void reply_flag_set(struct obuf *o, uint32_t flags, const struct flag_name *names)
 {
-	memset(out, 0, sizeof(bool) * ACL_COUNT);
-	if (is_pure_container(cmd)) {
-		out[ACL_SLOW] = true;
-		return;
-	}
-	uint32_t f = cmd->flags;
-	const char *group = cmd->group ? cmd->group : "";
-	const char *top = top_name(cmd);
-	/* FUNCTION LOAD's whole-keyspace row is zarisd's lock, not Redis's category */
-	if (!strcmp(group, "scripting"))
-		f &= ~CMD_WHOLEDB;
-	/* EVAL_RO, FCALL_RO: read-only for the dispatcher, not in @read for Redis */
-	if (f & CMD_SCRIPT)
-		f &= ~CMD_READONLY;
-	out[ACL_KEYSPACE] = !strcmp(group, "generic") || (f & CMD_WHOLEDB);
-	out[ACL_READ] = f & CMD_READONLY;
-	out[ACL_WRITE] = f & CMD_WRITE;
-	/* a data type's group is its category */
-	out[ACL_SET] = !strcmp(group, "set");
-	out[ACL_SORTEDSET] = !strcmp(group, "sorted-set");
-	out[ACL_LIST] = !strcmp(group, "list");
-	out[ACL_HASH] = !strcmp(group, "hash");
-	out[ACL_STRING] = !strcmp(group, "string");
-	out[ACL_BITMAP] = !strcmp(group, "bitmap");
-	out[ACL_HYPERLOGLOG] = !strcmp(group, "hyperloglog");
-	out[ACL_PUBSUB] = (f & CMD_PUBSUB) || !strcmp(group, "pubsub");
-	out[ACL_ADMIN] = (f & CMD_ADMIN) || !strcmp(top, "lastsave");
-	out[ACL_FAST] = f & CMD_FAST;
-	out[ACL_SLOW] = !(f & CMD_FAST);
-	out[ACL_BLOCKING] = f & CMD_BLOCKING;
-	out[ACL_DANGEROUS] = (f & CMD_ADMIN) || ((f & CMD_WRITE) && (f & CMD_WHOLEDB)) ||
-			     !strcmp(top, "keys") || !strcmp(top, "info") || !strcmp(top, "lastsave");
-	out[ACL_CONNECTION] = !strcmp(group, "connection") || !strcmp(top, "command");
-	out[ACL_TRANSACTION] = !strcmp(group, "transactions");
-	out[ACL_SCRIPTING] = !strcmp(group, "scripting");
-}
-
-static bool has_keys(const struct command *cmd)
-{
-	return cmd->first_key > 0 || cmd->keynum_index > 0;
+	long n = 0;
+	for (const struct flag_name *f = names; f->name; f++)
+		n += (flags & f->flag) != 0;
+	reply_set(o, n);
+	for (const struct flag_name *f = names; f->name; f++)
+		if (flags & f->flag)
+			reply_simple(o, f->name);
 }
 
 /* --- COMMAND INFO --------------------------------------------------------------- */
 
-static void reply_spec_flags(struct obuf *o, const char *const *flags)
-{
-	long n = 0;
-	while (flags[n])
-		n++;
-	reply_bulk_cstr(o, "flags");
-	reply_set(o, n);
-	for (long i = 0; i < n; i++)
-		reply_simple(o, flags[i]);
-}
-
-static void reply_begin_search(struct obuf *o, int index)
+static void reply_begin_search(struct obuf *o, const struct cmd_arg_ref *b)
 {
 	reply_bulk_cstr(o, "begin_search");
 	reply_map(o, 2);
 	reply_bulk_cstr(o, "type");
-	reply_bulk_cstr(o, "index");
+	reply_bulk_cstr(o, b->keyword ? "keyword" : "index");
 	reply_bulk_cstr(o, "spec");
-	reply_map(o, 1);
-	reply_bulk_cstr(o, "index");
-	reply_long(o, index);
+	if (b->keyword) {
+		reply_map(o, 2);
+		reply_bulk_cstr(o, "keyword");
+		reply_bulk_cstr(o, b->keyword);
+		reply_bulk_cstr(o, "startfrom");
+		reply_long(o, b->pos);
+	} else {
+		reply_map(o, 1);
+		reply_bulk_cstr(o, "index");
+		reply_long(o, b->pos);
+	}
 }
 
-/* Key spec flags are derived from the row: read-only rows read their keys;
- * a row with fixed keys before counted ones is a STORE form (ZUNIONSTORE:
- * the destination is overwritten, the counted keys are read); counted
- * keys of a write row are popped from (LMPOP, ZMPOP: Redis's "RW access
- * delete"), except a script's, which may do anything ("RW access update",
- * with the row's note). */
+static void reply_find_keys(struct obuf *o, const struct key_spec *s)
+{
+	bool range = s->find == KS_FIND_RANGE;
+	reply_bulk_cstr(o, "find_keys");
+	reply_map(o, 2);
+	reply_bulk_cstr(o, "type");
+	reply_bulk_cstr(o, range ? "range" : "keynum");
+	reply_bulk_cstr(o, "spec");
+	reply_map(o, 3);
+	reply_bulk_cstr(o, range ? "lastkey" : "keynumidx");
+	reply_long(o, range ? s->fk.range.lastkey : s->fk.keynum.keynumidx);
+	reply_bulk_cstr(o, range ? "keystep" : "firstkey");
+	reply_long(o, range ? s->fk.range.keystep : s->fk.keynum.firstkey);
+	reply_bulk_cstr(o, range ? "limit" : "keystep");
+	reply_long(o, range ? s->fk.range.limit : s->fk.keynum.keystep);
+}
+
 static void reply_key_specs(struct obuf *o, const struct command *cmd)
 {
-	static const char *const ro[] = { "RO", "access", NULL };
-	static const char *const rw[] = { "RW", "update", NULL };
-	static const char *const ow[] = { "OW", "update", NULL };
-	static const char *const pop[] = { "RW", "access", "delete", NULL };
-	static const char *const script_rw[] = { "RW", "access", "update", NULL };
-	bool readonly = cmd->flags & CMD_READONLY;
-	bool keynum = cmd->keynum_index > 0;
-	reply_set(o, (cmd->first_key > 0) + keynum);
-	if (cmd->first_key > 0) {
-		reply_map(o, 3);
-		reply_spec_flags(o, readonly ? ro : keynum ? ow : rw);
-		reply_begin_search(o, cmd->first_key);
-		reply_bulk_cstr(o, "find_keys");
-		reply_map(o, 2);
-		reply_bulk_cstr(o, "type");
-		reply_bulk_cstr(o, "range");
-		reply_bulk_cstr(o, "spec");
-		reply_map(o, 3);
-		/* the range's last key is relative to the first (negative: from the end) */
-		reply_bulk_cstr(o, "lastkey");
-		reply_long(o, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
-		reply_bulk_cstr(o, "keystep");
-		reply_long(o, cmd->key_step);
-		reply_bulk_cstr(o, "limit");
-		reply_long(o, 0);
-	}
-	if (keynum) {
-		reply_map(o, 3 + (cmd->key_notes != NULL));
-		if (cmd->key_notes) {
+	reply_set(o, cmd->key_specs_num);
+	for (int i = 0; i < cmd->key_specs_num; i++) {
+		const struct key_spec *s = &cmd->key_specs[i];
+		reply_map(o, 3 + (s->notes != NULL));
+		if (s->notes) {
 			reply_bulk_cstr(o, "notes");
-			reply_bulk_cstr(o, cmd->key_notes);
+			reply_bulk_cstr(o, s->notes);
 		}
-		reply_spec_flags(o, readonly || cmd->first_key > 0 ? ro
-				    : (cmd->flags & CMD_SCRIPT)	   ? script_rw
-								   : pop);
-		reply_begin_search(o, cmd->keynum_index);
-		reply_bulk_cstr(o, "find_keys");
-		reply_map(o, 2);
-		reply_bulk_cstr(o, "type");
-		reply_bulk_cstr(o, "keynum");
-		reply_bulk_cstr(o, "spec");
-		reply_map(o, 3);
-		/* positions relative to begin_search: the count is right there */
-		reply_bulk_cstr(o, "keynumidx");
-		reply_long(o, 0);
-		reply_bulk_cstr(o, "firstkey");
-		reply_long(o, cmd->keynum_first);
-		reply_bulk_cstr(o, "keystep");
-		reply_long(o, cmd->keynum_step);
+		reply_bulk_cstr(o, "flags");
+		reply_flag_set(o, s->flags, key_flag_names);
+		reply_begin_search(o, &s->begin);
+		reply_find_keys(o, s);
 	}
 }
 
@@ -245,40 +137,15 @@ static void reply_command_info(struct obuf *o, const struct command *cmd)
 	reply_array(o, 10);
 	reply_bulk_cstr(o, name);
 	reply_long(o, cmd->arity);
-	long nflags = 0;
-	bool pure = is_pure_container(cmd);
-	/* keys found by a count argument move around: Redis adds "movablekeys" last */
-	bool movable = cmd->keynum_index > 0;
-	uint64_t shown = cmd->flags;
-	if (cmd->flags & CMD_SCRIPT)
-		shown |= SHOWN_SKIP_MONITOR;
-	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		nflags += (shown & flag_names[i].flag) != 0;
-	/* served while a script is busy (the dispatcher's busy_allowed): the
-	 * kill and stats rows of SCRIPT and FUNCTION show Redis's allow_busy */
-	bool busy = cmd->parent && (!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")) &&
-		    (!strcmp(cmd->parent->name, "script") || !strcmp(cmd->parent->name, "function"));
-	reply_set(o, nflags + movable + busy);
-	for (size_t i = 0; !pure && i < FLAG_NAME_COUNT; i++)
-		if (shown & flag_names[i].flag)
-			reply_simple(o, flag_names[i].name);
-	if (movable)
-		reply_simple(o, "movablekeys");
-	if (busy)
-		reply_simple(o, "allow_busy");
+	reply_flag_set(o, cmd->flags, command_flag_names);
 	reply_long(o, cmd->first_key);
 	reply_long(o, cmd->last_key);
 	reply_long(o, cmd->key_step);
-	bool cats[ACL_COUNT];
-	acl_categories(cmd, cats);
-	long ncats = 0;
-	for (int i = 0; i < ACL_COUNT; i++)
-		ncats += cats[i];
-	reply_set(o, ncats);
-	for (int i = 0; i < ACL_COUNT; i++)
-		if (cats[i]) {
+	reply_set(o, __builtin_popcount(cmd->acl_categories));
+	for (unsigned i = 0; i < ACL_CATEGORY_COUNT; i++)
+		if (cmd->acl_categories & (1u << i)) {
 			char cat[32];
-			snprintf(cat, sizeof(cat), "@%s", acl_cat_names[i]);
+			snprintf(cat, sizeof(cat), "@%s", command_acl_category_name(i));
 			reply_simple(o, cat);
 		}
 	long ntips = 0;
@@ -421,14 +288,12 @@ static bool list_match(const struct command *cmd, enum list_filter f, const char
 		return true;
 	case LIST_MODULE:
 		return false; /* no modules */
-	case LIST_ACLCAT: {
-		bool cats[ACL_COUNT];
-		acl_categories(cmd, cats);
-		for (int i = 0; i < ACL_COUNT; i++)
-			if (cats[i] && zr_eq_nocase(arg, len, acl_cat_names[i]))
+	case LIST_ACLCAT:
+		for (unsigned i = 0; i < ACL_CATEGORY_COUNT; i++)
+			if ((cmd->acl_categories & (1u << i)) &&
+			    zr_eq_nocase(arg, len, command_acl_category_name(i)))
 				return true;
 		return false;
-	}
 	case LIST_PATTERN: {
 		char name[96];
 		size_t n = command_full_name(cmd, name, sizeof(name));
@@ -482,49 +347,40 @@ void cmd_command_list(struct client *c)
 	reply_set_deferred(&c->out, &d, REPLY_AGG_ARRAY, n);
 }
 
-/* --- COMMAND GETKEYS ----------------------------------------------------------------- */
+/* --- COMMAND GETKEYS / GETKEYSANDFLAGS ---------------------------------------------- */
 
-/* Redis 7.0's getKeysUsingKeySpecs: the fixed keys, then the counted
- * ones (keyiter.h), into POS (argc entries). Returns their number, or -1
- * when a spec does not fit ARGV. */
-static int keys_by_specs(const struct command *cmd, const struct resp_arg *argv, int argc, int *pos)
+/* Whether CMD has a key spec that names keys (not shard channels), and
+ * whether one of them has flags that vary with the arguments. */
+static void spec_kinds(const struct command *cmd, bool *keys, bool *variable)
 {
-	struct keyiter it;
-	keyiter_init(&it, cmd, argv, argc);
-	if (!it.fits)
-		return -1;
-	int n = 0;
-	for (int i; (i = keyiter_next(&it)) >= 0;)
-		pos[n++] = i;
-	return n;
+	*keys = *variable = false;
+	for (int i = 0; i < cmd->key_specs_num; i++) {
+		*keys |= !(cmd->key_specs[i].flags & KS_NOT_KEY);
+		*variable |= (cmd->key_specs[i].flags & KS_VARIABLE_FLAGS) != 0;
+	}
 }
 
-/* What Redis 7.0 falls back to when a key spec does not fit: the
- * command's getkeys procedure (genericGetKeys), which reads the count with
- * atoi — so "2abc" and " 2" count 2 there — and lists the counted keys
- * before the destination. POS has argc + 1 entries. Returns the number of
- * keys (0 when the count is below 1 or too large). */
-static int keys_by_getkeys_proc(const struct command *cmd, const struct resp_arg *argv, int argc, int *pos)
+/* Redis 7.0's getKeysFromCommandWithSpecs: the keys the specs name (not
+ * shard channels) when every spec fits and their flags are fixed, else
+ * the row's getkeys. Into OUT (argc + 1 entries); returns how many. */
+static int command_keys(const struct command *cmd, const struct resp_arg *argv, int argc, struct cmd_key *out)
 {
-	const struct resp_arg *a = &argv[cmd->keynum_index];
-	char *tmp = zr_malloc(a->len + 1);
-	memcpy(tmp, a->ptr, a->len);
-	tmp[a->len] = '\0';
-	int num = (int)strtol(tmp, NULL, 10); /* glibc's atoi */
-	zr_free(tmp);
-	int first = cmd->keynum_index + cmd->keynum_first;
-	int step = cmd->keynum_step > 0 ? cmd->keynum_step : 1;
-	if (num < 1 || num > (argc - first) / step)
-		return 0;
-	int n = 0;
-	for (int i = 0; i < num; i++)
-		pos[n++] = first + i * step;
-	if (cmd->first_key > 0)
-		pos[n++] = cmd->first_key;
-	return n;
+	bool keys, variable;
+	spec_kinds(cmd, &keys, &variable);
+	if (keys && !variable) {
+		struct keyiter it;
+		keyiter_init_skip(&it, cmd, argv, argc, KS_NOT_KEY);
+		if (it.fits) {
+			int n = 0;
+			for (int i; (i = keyiter_next(&it)) >= 0;)
+				out[n++] = (struct cmd_key){ .pos = i, .flags = keyiter_flags(&it) };
+			return n;
+		}
+	}
+	return cmd->getkeys ? cmd->getkeys(cmd, argv, argc, out) : 0;
 }
 
-void cmd_command_getkeys(struct client *c)
+static void getkeys(struct client *c, bool with_flags)
 {
 	const struct resp_arg *argv = c->argv + 2;
 	int argc = c->argc - 2;
@@ -536,7 +392,9 @@ void cmd_command_getkeys(struct client *c)
 		reply_error(&c->out, "ERR Invalid command specified");
 		return;
 	}
-	if (!has_keys(cmd)) {
+	bool keys, variable;
+	spec_kinds(cmd, &keys, &variable);
+	if (!keys && !cmd->getkeys) {
 		reply_error(&c->out, "ERR The command has no key arguments");
 		return;
 	}
@@ -544,20 +402,33 @@ void cmd_command_getkeys(struct client *c)
 		reply_error(&c->out, "ERR Invalid number of arguments specified for command");
 		return;
 	}
-	int *pos = zr_malloc(sizeof(int) * ((size_t)argc + 1));
-	int n = keys_by_specs(cmd, argv, argc, pos);
-	if (n < 0 && cmd->keynum_index > 0)
-		n = keys_by_getkeys_proc(cmd, argv, argc, pos);
+	struct cmd_key *found = zr_malloc(sizeof(*found) * ((size_t)argc + 1));
+	int n = command_keys(cmd, argv, argc, found);
 	if (n <= 0 && (cmd->flags & CMD_NO_MANDATORY_KEYS)) {
 		reply_array(&c->out, 0);
 	} else if (n <= 0) {
 		reply_error(&c->out, "ERR Invalid arguments specified for command");
 	} else {
 		reply_array(&c->out, n);
-		for (int i = 0; i < n; i++)
-			reply_bulk(&c->out, argv[pos[i]].ptr, argv[pos[i]].len);
+		for (int i = 0; i < n; i++) {
+			if (with_flags)
+				reply_array(&c->out, 2);
+			reply_bulk(&c->out, argv[found[i].pos].ptr, argv[found[i].pos].len);
+			if (with_flags)
+				reply_flag_set(&c->out, found[i].flags, key_flag_names);
+		}
 	}
-	zr_free(pos);
+	zr_free(found);
+}
+
+void cmd_command_getkeys(struct client *c)
+{
+	getkeys(c, false);
+}
+
+void cmd_command_getkeysandflags(struct client *c)
+{
+	getkeys(c, true);
 }
 
 void cmd_command_help(struct client *c)
@@ -579,6 +450,8 @@ void cmd_command_help(struct client *c)
 		"    commands are returned.",
 		"GETKEYS <full-command>",
 		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 		NULL,
 	};
 	cmd_reply_help(c, help);

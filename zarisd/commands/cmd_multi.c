@@ -47,17 +47,6 @@ struct watch_state {
 	size_t nslots;
 };
 
-bool multi_runs_now(const struct command *cmd)
-{
-	static const char *const now[] = { "exec", "discard", "multi", "watch", "quit", "reset", NULL };
-	if (cmd->parent)
-		return false;
-	for (int i = 0; now[i]; i++)
-		if (!strcmp(cmd->name, now[i]))
-			return true;
-	return false;
-}
-
 static struct resp_arg *copy_argv(const struct resp_arg *argv, int argc)
 {
 	size_t bytes = sizeof(struct resp_arg) * (size_t)argc;

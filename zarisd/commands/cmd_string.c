@@ -296,6 +296,19 @@ void cmd_metaput(struct client *c)
 	set_generic_meta(c, flags, 2, expi, SET_REPLY_OK, &ma);
 }
 
+int cmd_set_getkeys(const struct command *cmd, const struct resp_arg *argv, int argc, struct cmd_key *out)
+{
+	(void)cmd;
+	out[0] = (struct cmd_key){ .pos = 1, .flags = KS_OW | KS_UPDATE };
+	/* GET returns the old value: the key is read too */
+	for (int i = 3; i < argc; i++)
+		if (zr_eq_nocase(argv[i].ptr, argv[i].len, "get")) {
+			out[0].flags = KS_RW | KS_ACCESS | KS_UPDATE;
+			break;
+		}
+	return 1;
+}
+
 void cmd_set(struct client *c)
 {
 	if (c->argc == 3) { /* hot path: no options, no lookup */

@@ -14,7 +14,6 @@
 #include "zarisd/commands/cluster_route.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
 #include "zarisd/server/info.h"
 #include "zarisd/server/latency.h"
@@ -505,7 +504,8 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 	STAT_INC(c->stats, commands_processed);
 	atomic_store_explicit(&c->last_cmd, cmd, memory_order_relaxed);
 	long long slower = atomic_load_explicit(&srv->cfg->slowlog_log_slower_than, memory_order_relaxed);
-	if (slower >= 0 && dur >= slower)
+	/* EXEC is not logged, its commands are (Redis's skip_slowlog) */
+	if (slower >= 0 && dur >= slower && !(cmd->flags & CMD_SKIP_SLOWLOG))
 		slowlog_record(srv->slowlog, srv, c, dur);
 	long long latency_ms =
 		atomic_load_explicit(&srv->cfg->latency_monitor_threshold, memory_order_relaxed);
@@ -518,23 +518,6 @@ static void call_from(struct client *c, const struct command *cmd, int64_t t0)
 void dispatch_call(struct client *c, const struct command *cmd)
 {
 	call_from(c, cmd, zr_clock_us());
-}
-
-/* The commands Redis 7.0 flags allow-busy: served while a script runs
- * past busy-reply-threshold (the transaction ones, so that a pipelined
- * MULTI is not cut in half, as Redis's processCommand explains). */
-static bool busy_allowed(const struct command *cmd)
-{
-	static const char *const top[] = { "auth",     "discard", "hello", "multi",    "quit", "reset",
-					   "shutdown", "unwatch", "watch", "replconf", NULL };
-	if (cmd->parent)
-		return (!strcmp(cmd->parent->name, "script") && !strcmp(cmd->name, "kill")) ||
-		       (!strcmp(cmd->parent->name, "function") &&
-			(!strcmp(cmd->name, "kill") || !strcmp(cmd->name, "stats")));
-	for (int i = 0; top[i]; i++)
-		if (!strcmp(cmd->name, top[i]))
-			return true;
-	return false;
 }
 
 /* -BUSY for CMD while a script is busy (Redis's processCommand). */
@@ -668,7 +651,7 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 	/* a script ran past busy-reply-threshold: on another worker, or on
 	 * this one, whose script hook serves its other clients (script.h) */
 	if (__builtin_expect(script_any_busy(), 0)) {
-		if (!busy_allowed(cmd)) {
+		if (!(cmd->flags & CMD_ALLOW_BUSY)) {
 			dispatch_refuse_busy(c, cmd);
 			return NULL;
 		}
@@ -677,8 +660,7 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 		 * request, until the script has ended (on another worker it
 		 * tries them, and waits the same way if the script holds one:
 		 * run_command) */
-		if ((cmd->first_key > 0 || cmd->keynum_index > 0) &&
-		    (script_running_here() || tl_serving_from_wait)) {
+		if (cmd->key_specs_num > 0 && (script_running_here() || tl_serving_from_wait)) {
 			*paused = true;
 			return NULL;
 		}
@@ -687,7 +669,7 @@ static const struct command *admit(struct client *c, int64_t *t0_out, bool *paus
 	 * within a batch, the previous command's end (client.h) */
 	int64_t t0 = chained ? c->clock_end_us : zr_clock_us();
 	c->now_ms = zr_wall_ms_at(t0);
-	if (c->multi && !multi_runs_now(cmd)) {
+	if (c->multi && !(cmd->flags & CMD_MULTI_NOW)) {
 		if ((cmd->flags & CMD_NOMULTI)) {
 			reply_error(&c->out, "ERR Command not allowed inside a transaction");
 			reject(c, &c->stats->cmd[cmd->id]);
@@ -731,7 +713,7 @@ static enum dispatch_result run_command(struct client *c)
 		 * (WATCH) paused and tried again at the worker's next tick */
 		if (shards && shards != stack)
 			zr_free(shards);
-		if (busy_allowed(cmd))
+		if (cmd->flags & CMD_ALLOW_BUSY)
 			return DISPATCH_PAUSED;
 		dispatch_refuse_busy(c, cmd);
 		return DISPATCH_DONE;

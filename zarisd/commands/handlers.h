@@ -1,7 +1,8 @@
-/* handlers — every command handler, grouped by the file that defines it.
- * table.c lists them (dispatch and persist compare EXEC and SPOP by
- * address); each handler's contract is the one of
- * cmd_handler_fn (command.h). */
+/* handlers — every command handler, grouped by the file that defines it,
+ * and the rows' getkeys procedures. table.c lists them; nothing else
+ * names a handler (a command's special meaning is a flag of its row).
+ * Each handler's contract is the one of cmd_handler_fn, each getkeys's
+ * that of cmd_getkeys_fn (command.h). */
 #ifndef ZR_HANDLERS_H
 #define ZR_HANDLERS_H
 
@@ -56,6 +57,7 @@ struct client;
 								X(cmd_command_info) X(cmd_command_docs)      \
 									X(cmd_command_list)                  \
 										X(cmd_command_getkeys)       \
+										X(cmd_command_getkeysandflags) \
 											X(cmd_command_help)
 
 /* cmd_hash.c */
@@ -146,5 +148,17 @@ SCRIPT_HANDLERS(HANDLER)
 META_HANDLERS(HANDLER)
 
 #undef HANDLER
+
+struct command;
+struct resp_arg;
+struct cmd_key;
+
+/* SET's and BITFIELD's getkeys (cmd_string.c, cmd_bitmap.c): the key is
+ * argv[1], its flags depend on the arguments (SET ... GET reads it; a
+ * BITFIELD of GETs only reads it), as Redis's setGetKeys and
+ * bitfieldGetKeys. */
+int cmd_set_getkeys(const struct command *cmd, const struct resp_arg *argv, int argc, struct cmd_key *out);
+int cmd_bitfield_getkeys(const struct command *cmd, const struct resp_arg *argv, int argc,
+			 struct cmd_key *out);
 
 #endif

@@ -25,9 +25,6 @@ struct client;
 struct command;
 struct resp_arg;
 
-/* Whether CMD runs at once even inside MULTI (EXEC DISCARD MULTI WATCH
- * QUIT RESET). */
-bool multi_runs_now(const struct command *cmd);
 /* Queues c->argv as CMD (copying the arguments) and replies +QUEUED. */
 void multi_queue(struct client *c, const struct command *cmd);
 /* Whether C's queued commands include a write (EXEC then counts as one

@@ -5,10 +5,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <strings.h>
 
 #include "zarisd/commands/blocking.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/commands/keyiter.h"
 #include "zarisd/core/mem.h"
 #include "zarisd/core/util.h"
@@ -219,16 +217,20 @@ static void encode_versions(struct client *c, struct keyiter *keys)
 }
 
 /* The database a command put its key in when that is not c->db (MOVE
- * key db, COPY src dst DB n), or -1. */
+ * key db, COPY src dst DB n: the row's db_arg, command.h), or -1. */
 static long other_db(const struct client *c, const struct command *cmd)
 {
-	long long db = -1;
-	if (cmd->handler == cmd_move && c->argc == 3)
-		db = strtoll(c->argv[2].ptr, NULL, 10);
-	else if (cmd->handler == cmd_copy)
-		for (int i = 3; i + 1 < c->argc; i++)
-			if (c->argv[i].len == 2 && !strncasecmp(c->argv[i].ptr, "db", 2))
-				db = strtoll(c->argv[i + 1].ptr, NULL, 10);
+	const struct cmd_arg_ref *ref = &cmd->db_arg;
+	if (ref->pos <= 0)
+		return -1;
+	int at = -1;
+	if (!ref->keyword)
+		at = ref->pos < c->argc ? ref->pos : -1;
+	else /* the last one counts, as in the handler's option loop */
+		for (int i = ref->pos; i + 1 < c->argc; i++)
+			if (zr_eq_nocase(c->argv[i].ptr, c->argv[i].len, ref->keyword))
+				at = i + 1;
+	long long db = at > 0 ? strtoll(c->argv[at].ptr, NULL, 10) : -1;
 	return db >= 0 && db != (long long)c->db && db < (long long)store_databases(c->srv->store) ? (long)db
 												   : -1;
 }

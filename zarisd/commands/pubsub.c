@@ -30,7 +30,6 @@
 #include "zarisd/server/client.h"
 #include "zarisd/commands/cmdutil.h"
 #include "zarisd/server/command.h"
-#include "zarisd/commands/handlers.h"
 #include "zarisd/server/server.h"
 #include "zarisd/server/settings.h"
 #include "zarisd/commands/table.h"
@@ -584,19 +583,11 @@ long long pubsub_publish(struct server *srv, bool shard, const char *ch, size_t 
 
 /* --- the dispatch gate ------------------------------------------------------ */
 
-static bool allowed_when_subscribed(const struct command *cmd)
-{
-	cmd_handler_fn h = cmd->handler;
-	return h == cmd_ping || h == cmd_subscribe || h == cmd_ssubscribe || h == cmd_unsubscribe ||
-	       h == cmd_sunsubscribe || h == cmd_psubscribe || h == cmd_punsubscribe || h == cmd_quit ||
-	       h == cmd_reset;
-}
-
 bool pubsub_allowed(struct client *c, const struct command *cmd)
 {
 	/* RESP3 has pushes, so a subscribed RESP3 client may run anything.
 	 * Cheapest test first: this runs for every command. */
-	if (c->resp != 2 || !pubsub_client_is_subscribed(c) || allowed_when_subscribed(cmd))
+	if (c->resp != 2 || !pubsub_client_is_subscribed(c) || (cmd->flags & CMD_SUBSCRIBED))
 		return true;
 	char name[96];
 	command_full_name(cmd, name, sizeof(name));
