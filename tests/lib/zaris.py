@@ -927,21 +927,22 @@ def clients_per_worker(ctrl):
 
 
 def connect_on_worker(srv, ctrl, wait=5.0):
-    """Opens a client of SRV and returns (client, worker name), the worker
-    found by watching whose connected_clients goes up (on CTRL, another
-    connection); the name is None when none did alone within WAIT s
-    (scaled by SLOW)."""
-    before = clients_per_worker(ctrl)
+    """Opens a client of SRV and returns (client, worker name), the name as
+    INFO threads spells it ("worker0"), found by worker_of (the worker whose
+    commands_processed rose by the client's own PINGs); None when no one
+    worker alone rose within WAIT s (scaled by SLOW). CTRL is not used any
+    more: watching connected_clients rise there took a close still being
+    handled on the same worker for the new client's and hid it, and the
+    callers then took None for a worker of its own."""
     c = srv.client()
-    c.callv("PING")
     end = time.monotonic() + wait * SLOW
-    while time.monotonic() < end:
-        now = clients_per_worker(ctrl)
-        up = [w for w in now if now[w] > before.get(w, 0)]
-        if len(up) == 1:
-            return c, up[0]
+    while True:
+        w = worker_of(c)
+        if w is not None:
+            return c, "worker%d" % w
+        if time.monotonic() >= end:
+            return c, None
         time.sleep(0.005)
-    return c, None
 
 
 def worker_of(cl):
