@@ -95,7 +95,10 @@ def redis_refusals():
     m.call("SET", "queued-before", "1")
     w = srv.client()
     fill(w)
-    time.sleep(1.5)  # its failed write is retried once a second: the error is on by then
+    # a write it put off (a background fsync still running) fails later:
+    # the refusals are read once its error is on
+    with srv.client() as c:
+        wait_until(lambda: info_field(c, "persistence", "aof_last_write_status") == "err")
     got = refusals(srv, m)
     m.close()
     w.close()

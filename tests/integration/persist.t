@@ -491,8 +491,13 @@ def backpressure_test():
     LIMIT, N, VAL = 1 << 20, 400, "x" * 16384
     is_(r.execute_command("DEBUG", "JOURNAL-STALL", "2500", LIMIT), b"OK", "DEBUG JOURNAL-STALL <ms> <limit>")
     trigger = srv.client()
+    seq0 = int(r.info("persistence")["aof_last_seq"])
     trigger.send("SET", "bp:trigger", "1")  # the writer takes this batch, then sleeps
-    time.sleep(0.3)
+
+    def taken():
+        i = r.info("persistence")
+        return int(i["aof_last_seq"]) > seq0 and int(i["aof_buffer_length"]) == 0
+    ok(wait_until(taken), "the log writer took the first write's record (then sleeps before writing it)")
     loader = srv.client(timeout=60)
     loader.send_raw(b"".join(encode_command("SET", "bp:%d" % i, VAL) for i in range(N)))
     replies = [loader.read_reply().raw for _ in range(N)]
@@ -505,8 +510,12 @@ def backpressure_test():
     is_(replies, [b"+OK\r\n"] * N, "every pipelined write answered once the disk caught up")
     loader.close()
     trigger.close()
-    r.set("bp:last", "1")
-    time.sleep(1.2)  # everysec: let the last fsync happen
+    r.set("bp:last", "1")  # answered once its record is in the file: kill -9 keeps it
+
+    def synced():
+        i = r.info("persistence")
+        return int(i["aof_synced_seq"]) >= int(i["aof_last_seq"])
+    wait_until(synced)  # everysec: the last fsync too, as the power cut it stands for
     kill9(srv)
     restart(srv)
     r = rc(srv)
@@ -563,7 +572,7 @@ def info_test():
 
 
 try:
-    plan(54)
+    plan(55)
     for mode in ("snapshot", "log", "both"):
         round_trip(mode)
     crash_test("always")

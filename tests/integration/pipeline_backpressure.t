@@ -191,6 +191,18 @@ def client_gone(admin, name, timeout=WAIT):
     return False
 
 
+def held(admin, name, timeout=WAIT):
+    """Waits (bounded) until the client NAME is listed with a reply of 1 MiB
+    or more queued: its GETs were read and their replies are held."""
+    def queued():
+        for line in client_list(admin).splitlines():
+            f = dict(x.split("=", 1) for x in line.split() if "=" in x)
+            if f.get("name") == name and int(f.get("omem", 0)) >= MiB:
+                return True
+        return False
+    return wait_until(queued, timeout)
+
+
 def client_id(admin, name):
     for line in client_list(admin).splitlines():
         f = dict(x.split("=", 1) for x in line.split() if "=" in x)
@@ -205,19 +217,19 @@ def check_held_closes(srv):
     out = {}
     with srv.client() as admin:
         c = held_client(srv, "heldkill")
-        time.sleep(0.5)
+        out.setdefault("held", []).append(held(admin, "heldkill"))
         r = admin.call("CLIENT", "KILL", "ID", str(client_id(admin, "heldkill")))
         out["kill"] = (r.value, client_gone(admin, "heldkill"))
         c.close()
 
         c = held_client(srv, "heldgone")
-        time.sleep(0.5)
+        out.setdefault("held", []).append(held(admin, "heldgone"))
         c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         c.close()  # a reset, as a killed client's kernel sends
         out["reset"] = client_gone(admin, "heldgone")
 
         c = held_client(srv, "heldfin")
-        time.sleep(0.5)
+        out.setdefault("held", []).append(held(admin, "heldfin"))
         c.sock.shutdown(socket.SHUT_WR)  # an orderly close while replies wait
         c.close()
         out["close"] = client_gone(admin, "heldfin")

@@ -27,7 +27,7 @@ def pair(srv, is_zarisd):
         return srv.client(), srv.client()
     ctrl = srv.client()
     a, wa = connect_on_worker(srv, ctrl)
-    for _ in range(32):
+    for _ in range(32 if wa is not None else 0):
         b, wb = connect_on_worker(srv, ctrl)
         if wb is not None and wb != wa:
             return a, b

@@ -132,13 +132,13 @@ def check_server(label, srv):
 def check_per_worker(srv):
     ctrl = srv.client()
     a, wa = connect_on_worker(srv, ctrl)
-    b = None
-    for _ in range(32):
+    b = wb = None
+    for _ in range(32 if wa is not None else 0):
         cand, wb = connect_on_worker(srv, ctrl)
         if wb is not None and wb != wa:
             b = cand
             break
-    ok(b is not None, "zarisd: two connections on different workers")
+    ok(b is not None, "zarisd: two connections on different workers (%s, %s)" % (wa, wb))
     if b is None:
         return
     _, v0 = memory(ctrl)

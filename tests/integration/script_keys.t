@@ -25,7 +25,7 @@ T_WAIT = 5.0 * SLOW
 
 def two_workers(srv, ctrl):
     first, w1 = connect_on_worker(srv, ctrl)
-    for _ in range(32):
+    for _ in range(32 if w1 is not None else 0):
         c, w = connect_on_worker(srv, ctrl)
         if w is not None and w != w1:
             return first, c, w1, w

@@ -79,14 +79,18 @@ def busy_case(aof, kind):
     saved = snapshot_bytes(srv)
     ok_writes = write_keys(c, "after", 200) and ok_writes
     busy = srv.client()
+    ctrl = client_on_other_worker(srv, busy)
+    w = worker_of(busy)
     if kind == "sleep":
-        busy.send("DEBUG", "SLEEP", "600")
+        started = send_and_wait_read(busy, w, ctrl, "DEBUG", "SLEEP", "600")
         cmd = "DEBUG"
     else:
         busy.pipeline([("MULTI",), ("SET", "locked", "x"), ("DEBUG", "SLEEP", "600")])
-        busy.send("EXEC")
+        started = send_and_wait_read(busy, w, ctrl, "EXEC")
         cmd = "EXEC"
-    time.sleep(1.0)  # let the worker start it (not an assertion: only a head start)
+    ctrl.close()
+    if not started:
+        diag("worker %s did not take the %s request within the bound" % (w, cmd))
     t0 = time.monotonic()
     rc = sigterm_and_wait(srv)
     took = time.monotonic() - t0

@@ -42,7 +42,7 @@ __all__ = [
     "REPO", "build_dir", "zarisd_path", "free_port", "Server", "start_zarisd",
     "start_redis", "Client", "Reply", "ProtocolError", "encode_command",
     "parse_reply", "io_uring_available", "SLOW", "blocked_clients", "wait_blocked", "start_blocked", "compare_scenarios", "diag_steps", "start_on_data",
-    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "same_worker_client", "client_on_worker", "clients_per_worker",
+    "sweep_size", "todo", "require_eval", "guarded", "shutdown_nosave_while_busy", "worker_of", "client_on_other_worker", "same_worker_client", "client_on_worker", "clients_per_worker", "send_and_wait_read", "wait_until",
     "reply_within", "ping_until",
     "connect_on_worker", "stop_process", "run_until_exit", "plan", "ok", "is_", "diag", "note", "skip_all", "done_testing", "bail_out", "seeded_rng",
 ]
@@ -836,6 +836,19 @@ def blocked_clients(cl):
     return int(m.group(1)) if m else -1
 
 
+def wait_until(cond, timeout=10.0 * SLOW, step=0.02):
+    """Polls COND() until it returns a true value or TIMEOUT seconds pass;
+    returns its last value. The bounded wait for a state (a server has
+    taken a request, an error is on, a writer is done) where a fixed sleep
+    would guess how long that takes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(step)
+
+
 def wait_blocked(cl, n, timeout=10.0 * SLOW):
     """Polls (bounded) until the server reports N blocked clients."""
     deadline = time.monotonic() + timeout
@@ -927,21 +940,22 @@ def clients_per_worker(ctrl):
 
 
 def connect_on_worker(srv, ctrl, wait=5.0):
-    """Opens a client of SRV and returns (client, worker name), the worker
-    found by watching whose connected_clients goes up (on CTRL, another
-    connection); the name is None when none did alone within WAIT s
-    (scaled by SLOW)."""
-    before = clients_per_worker(ctrl)
+    """Opens a client of SRV and returns (client, worker name), the name as
+    INFO threads spells it ("worker0"), found by worker_of (the worker whose
+    commands_processed rose by the client's own PINGs); None when no one
+    worker alone rose within WAIT s (scaled by SLOW). CTRL is not used any
+    more: watching connected_clients rise there took a close still being
+    handled on the same worker for the new client's and hid it, and the
+    callers then took None for a worker of its own."""
     c = srv.client()
-    c.callv("PING")
     end = time.monotonic() + wait * SLOW
-    while time.monotonic() < end:
-        now = clients_per_worker(ctrl)
-        up = [w for w in now if now[w] > before.get(w, 0)]
-        if len(up) == 1:
-            return c, up[0]
+    while True:
+        w = worker_of(c)
+        if w is not None:
+            return c, "worker%d" % w
+        if time.monotonic() >= end:
+            return c, None
         time.sleep(0.005)
-    return c, None
 
 
 def worker_of(cl):
@@ -956,6 +970,34 @@ def worker_of(cl):
     after = _worker_commands(cl)
     grown = [w for w in after if after[w] - before.get(w, 0) >= 50]
     return grown[0] if len(grown) == 1 else None
+
+
+def _worker_input_bytes(cl):
+    info = cl.call("INFO", "threads").value
+    info = info.decode() if isinstance(info, bytes) else (info or "")
+    return {int(w): int(n) for w, n in re.findall(r"worker(\d+):\S*?net_input_bytes=(\d+)", info)}
+
+
+def send_and_wait_read(cl, worker, ctrl, *cmd, timeout=10.0 * SLOW):
+    """Sends CMD on CL (served by WORKER, as worker_of gives it) without
+    reading its reply, and waits (bounded) until that worker has taken the
+    request's bytes, as its net_input_bytes in INFO threads read through
+    CTRL (a connection of another worker) shows: from then on the worker
+    runs CMD before it serves anything else. For a long command (DEBUG
+    SLEEP, an EXEC around one) that must be running, instead of a sleep as
+    a head start. False when the bytes were not taken within TIMEOUT."""
+    before = _worker_input_bytes(ctrl).get(worker)
+    req = encode_command(*cmd)
+    cl.send_raw(req)
+    if before is None:
+        return False
+    deadline = time.monotonic() + timeout
+    while True:
+        if _worker_input_bytes(ctrl).get(worker, 0) >= before + len(req):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 def client_on_other_worker(srv, cl, attempts=64):

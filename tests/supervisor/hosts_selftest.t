@@ -238,6 +238,21 @@ def push(i):
             c.close()
 
 
+def wait_acked(wl, n, shard=None, after=None, timeout=60):
+    """Waits (bounded) until WL holds N acknowledged ops (of SHARD, invoked
+    after AFTER): a workload runs until it did what a check needs, not for
+    a fixed time in which a loaded machine may do little."""
+    def count():
+        with wl.lock:
+            ops = list(wl.ops)
+        return sum(1 for o in ops if o.outcome == "ok" and (shard is None or o.shard == shard)
+                   and (after is None or o.invoke > after))
+    end = time.monotonic() + timeout
+    while count() < n and time.monotonic() < end:
+        time.sleep(0.05)
+    return count() >= n
+
+
 def report(res):
     for line in history.summary_table(res):
         diag(line)
@@ -254,7 +269,7 @@ def cluster_part():
     shard_of = {n: k for k, n in enumerate(nodes)}
     wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client)
     wl.start()
-    time.sleep(3)
+    wait_acked(wl, 400)
     stopped = wl.stop()
     with hosts.client():
         final = history.read_back(wl)
@@ -263,7 +278,7 @@ def cluster_part():
     acked = res.kinds["none"]["acked"]
     report(res)
     if not ok(stopped and acked > 300 and t == {"lost": 0, "duplicated": 0, "split_brain": 0, "overlaps": 0},
-              "3 s of workload without faults: %d acknowledged, 0 lost, 0 duplicated, 0 split brain, 0 overlaps"
+              "a workload without faults: %d acknowledged, 0 lost, 0 duplicated, 0 split brain, 0 overlaps"
               % acked):
         diag(t)
         for k in res.kinds.values():
@@ -280,13 +295,13 @@ def cluster_part():
     # nothing acknowledged is lost
     wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client, timeout=0.5)
     wl.start()
-    time.sleep(1)
+    wait_acked(wl, 20, shard=1)
     wl.mark_fault("sigstop", {1: nodes[1]})
     hosts.stop(procs[2].pid)
-    time.sleep(1.5)
+    time.sleep(1.5)  # the fault: longer than the ops' 0.5 s timeout
     hosts.cont(procs[2].pid)
     wl.end_fault()
-    time.sleep(1)
+    wait_acked(wl, 1, shard=1, after=wl.faults[0][2])
     wl.stop()
     with hosts.client():
         final = history.read_back(wl)
@@ -306,13 +321,13 @@ def cluster_part():
     # -- a real loss the checker must report
     wl = history.Workload(nodes, [0, 5461, 10923], enter=hosts.enter_client, timeout=0.5)
     wl.start()
-    time.sleep(1)
+    wait_acked(wl, 20, shard=1)
     wl.mark_fault("restart-empty", {1: nodes[1]})
     hosts.kill_host(2)
     start_zarisd(2, 2)
     pushed = push(2)
     wl.end_fault()
-    time.sleep(1)
+    wait_acked(wl, 10, shard=1, after=wl.faults[0][2])
     wl.stop()
     with hosts.client():
         final = history.read_back(wl)

@@ -18,11 +18,12 @@ require_binaries()
 blocker = port_blocker(port)
 sv = Supervisor(node_conf([{"name": "a", "port": port}]), watchdog_usec=300000)
 try:
-    time.sleep(1.0)
+    ok(sv.wait_notify("STATUS=0/1 instances up") is not None, "STATUS= says 0/1 up meanwhile")
+    time.sleep(1.0)  # time for a READY=1 that must not come
+    sv.mark()
     early = [l for _, _, l in sv.notify_lines() if l == "READY=1"]
     ok(not early, "no READY=1 while the instance cannot answer PING")
     st = [l for _, _, l in sv.notify_lines() if l.startswith("STATUS=")]
-    ok(any("0/1 instances up" in l for l in st), "STATUS= says 0/1 up meanwhile")
     diag("statuses so far: %s" % st[-3:])
 
     t_release = time.monotonic()
@@ -33,21 +34,27 @@ try:
     ok(ping(port), "zarisd answers PING when READY=1 has been sent")
     sup, inst = sv.status()
     ok(ready and ready[1] == sv.proc.pid, "READY=1 is sent by the supervisor's pid")
-    ok(any(l.startswith("STATUS=1/1 instances up") for _, _, l in sv.notify_lines()),
-       "STATUS= says 1/1 up")
+    ok(sv.wait_notify("STATUS=1/1 instances up") is not None, "STATUS= says 1/1 up")
 
+    # four in a row, waited for (bounded) rather than counted in a fixed
+    # time: a loaded machine delays the loop and the reader alike
     t0 = time.monotonic()
-    time.sleep(1.2)
-    wd = [x for x in sv.notify_lines(t0) if x[2] == "WATCHDOG=1"]
-    ok(len(wd) >= 4, "WATCHDOG=1 keeps coming (%d in 1.2 s at WATCHDOG_USEC=300ms)" % len(wd))
-    ok(all(p == sv.proc.pid for _, p, _ in wd), "WATCHDOG=1 comes from the supervisor's pid")
 
-    # A frozen loop must stop the watchdog (that is its whole point).
+    def watchdogs():
+        return [x for x in sv.notify_lines(t0) if x[2] == "WATCHDOG=1"]
+    wd = watchdogs() if wait_for(lambda: len(watchdogs()) >= 4) else watchdogs()
+    ok(len(wd) >= 4, "WATCHDOG=1 keeps coming (WATCHDOG_USEC=300ms: %d in %.1f s)"
+       % (len(wd), time.monotonic() - t0))
+    ok(wd and all(p == sv.proc.pid for _, p, _ in wd), "WATCHDOG=1 comes from the supervisor's pid")
+
+    # A frozen loop must stop the watchdog (that is its whole point). The
+    # mark, once the process is seen stopped, puts every WATCHDOG=1 sent
+    # before the stop behind the lines looked at.
     os.kill(sv.proc.pid, signal.SIGSTOP)
-    time.sleep(0.2)
-    t1 = time.monotonic()
-    time.sleep(0.8)
-    frozen = [x for x in sv.notify_lines(t1) if x[2] == "WATCHDOG=1"]
+    ok(wait_for(lambda: proc_state(sv.proc.pid) == "T", 5), "the supervisor is stopped")
+    t1 = sv.mark()
+    time.sleep(0.8)  # several watchdog periods with the loop stopped
+    frozen = [x for x in sv.notify_lines(t1) if x[2] == "WATCHDOG=1"] if t1 is not None else ["no mark"]
     os.kill(sv.proc.pid, signal.SIGCONT)
     ok(not frozen, "no WATCHDOG=1 while the supervisor's loop is stopped")
     t2 = time.monotonic()
@@ -73,7 +80,7 @@ try:
     t5 = time.monotonic()
     rc = sv.stop()
     ok(rc == 0, "SIGTERM: supervisor exits 0 (rc=%s)" % rc)
-    ok(any(l == "STOPPING=1" for _, _, l in sv.notify_lines(t5)), "STOPPING=1 sent")
+    ok(sv.wait_notify("STOPPING=1", since=t5) is not None, "STOPPING=1 sent")
     sup2, inst2 = None, {}
     ok(wait_for(lambda: not any(pid_alive(p) for p in sv.known_pids), 5),
        "no instance process is left")

@@ -76,7 +76,7 @@ try:
        "backoff grows")
     ok(delays and max(delays) <= 1600, "backoff capped at backoff-max")
     ok(wait_for(lambda: "a crash-loop" in sv.status()[0]["summary"], 5), "status summary mentions crash-loop")
-    ok(any("a crash-loop" in l for _, _, l in sv.notify_lines()), "STATUS= mentioned crash-loop")
+    ok(wait_for(lambda: any("a crash-loop" in l for _, _, l in sv.notify_lines()), 5), "STATUS= mentioned crash-loop")
     ok(ping(pb), "b keeps running through a's crash loop")
 
     blocker.close()

@@ -86,7 +86,9 @@ try:
     th = threading.Thread(target=watch, daemon=True)
     th.start()
     rc, out, err = sv.ctl("rolling-restart", timeout=60)
-    time.sleep(0.2)
+    # the watcher sees the last change in its own time (a round pings every
+    # port, with a 1 s timeout for one that is down)
+    wait_for(lambda: len(changed) == len(names), 10)
     stop.set()
     th.join(5)
     diag(out.strip())

@@ -126,6 +126,16 @@ def client(port, password=None):
                        socket_connect_timeout=2, password=password, decode_responses=True)
 
 
+def proc_state(pid):
+    """The state letter of /proc/PID/stat (R, S, T for stopped, Z...), or
+    None when there is no such process."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(") ", 1)[1][0]
+    except (OSError, IndexError):
+        return None
+
+
 def pid_alive(pid):
     try:
         os.kill(pid, 0)
@@ -251,6 +261,24 @@ class Supervisor:
                     return (t, pid, l)
             return None
         return wait_for(find, timeout)
+
+    def mark(self, timeout=10.0):
+        """Sends a line of the test's own to the notify socket and waits
+        (bounded) until the reader has taken it; returns the time it was
+        taken (None if never). A datagram socket keeps its order, so every
+        message sent before the mark is in notify_lines() by then, and
+        notify_lines(that time) holds only what was sent after it: a
+        message's time is when the reader took it, which on a loaded
+        machine can be well after it was sent."""
+        self.marks = getattr(self, "marks", 0) + 1
+        text = "X-TEST-MARK=%d" % self.marks
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            s.sendto(text.encode(), self.notify_path)
+        finally:
+            s.close()
+        got = wait_for(lambda: [t for t, _, l in self.notify_lines() if l == text], timeout)
+        return got[0] if got else None
 
     def ctl(self, *args, timeout=30):
         r = subprocess.run([ZARISCTL, "--control-socket", self.sock] + list(args),
