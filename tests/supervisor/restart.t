@@ -23,11 +23,15 @@ try:
     os.kill(a0["pid"], signal.SIGKILL)
     a1 = sv.wait_state("a", "up", pred=lambda i: i["pid"] != a0["pid"])
     ok(a1, "kill -9: a is up again with a new pid")
-    ok(a1 and a1["restarts"] == a0["restarts"] + 1, "restart counter went up (%s -> %s)"
+    # On a loaded machine a health check of the new process can time out
+    # and restart it once more before the status is read: the counter has
+    # gone up at least once and the kill is in the log, whatever came after
+    ok(a1 and a1["restarts"] >= a0["restarts"] + 1, "restart counter went up (%s -> %s)"
        % (a0["restarts"], a1 and a1["restarts"]))
     ok(wait_for(lambda: ping(pa), 5), "a answers PING again")
-    ok(a1 and "killed by signal 9" in (a1["last_error"] or ""), "last error says killed by signal 9: %s"
-       % (a1 and a1["last_error"]))
+    killed = re.compile(r"zaris-supervisor: a: pid %d killed by signal 9" % a0["pid"])
+    ok(wait_for(lambda: killed.search(sv.log_text()), 5), "the log says a's pid %d was killed by signal 9 (last "
+       "error now: %s)" % (a0["pid"], a1 and a1["last_error"]))
     ok(sv.instance("b")["pid"] == b0["pid"], "b was not touched")
 
     # --- SIGSTOP: hung, not dead ---------------------------------------------
