@@ -9,8 +9,10 @@
 # replica's old data are on disk (a clean restart) before each attempt.
 # While the full sync runs, a client keeps writing load:<n> keys on the
 # primary (a few thousand a second). The sync starts with REPLICAOF at run time; once the replica
-# reports master_sync_in_progress:1, after a random part of the duration
-# of a first, uninterrupted sync, one side gets kill -9:
+# reports master_sync_in_progress:1, once it has read a random part (5 to
+# 50 %) of the bytes a first, uninterrupted sync read (master_sync_read_bytes;
+# a part of that sync's duration where no count is reported), one side
+# gets kill -9:
 #
 #   * the primary: the replica, once its sync has stopped, holds exactly
 #     old:* (all 20,000, values intact) or no old:* and all 200,000 new:*
@@ -152,6 +154,48 @@ def start_sync(rc, p):
     return wait_for(lambda: info(rc).get("master_sync_in_progress") == "1", 30, step=0.002)
 
 
+def sync_read(rc):
+    """(sync in progress, its bytes read so far: -1 when not reported)."""
+    i = info(rc)
+    try:
+        n = int(i.get("master_sync_read_bytes", "-1"))
+    except ValueError:
+        n = -1
+    return i.get("master_sync_in_progress") == "1", n
+
+
+def watch_first_sync(rc, timeout):
+    """Waits (bounded) for the first sync's link; returns (up, the most
+    bytes seen read while it was in progress): the scale of the kills."""
+    most = -1
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if info(rc).get("master_link_status") == "up":
+            return True, most
+        most = max(most, sync_read(rc)[1])
+        time.sleep(0.002)
+    return False, most
+
+
+def kill_point(rc, frac):
+    """Waits until the sync in progress has read FRAC of the first sync's
+    bytes (a state, not a time: how long a sync takes depends on the
+    machine's load, and a kill at a fraction of the first one's duration
+    came after the whole sync once it ran faster), or is over; falls back
+    to that fraction of the first sync's duration when no byte count is
+    reported."""
+    if first_bytes <= 0:
+        time.sleep(frac * dur)
+        return
+    target = frac * first_bytes
+    end = time.monotonic() + 120 * SLOW
+    while time.monotonic() < end:
+        going, n = sync_read(rc)
+        if not going or n >= target:
+            return
+        time.sleep(0.002)
+
+
 def settle(rc, timeout=60):
     """Waits until the replica answers and has no sync in progress (LOADING
     and a sync in progress both pass)."""
@@ -175,10 +219,11 @@ rc = reset_replica(r)
 load = Load(p, "first")
 t0 = time.monotonic()
 seen = start_sync(rc, p)
-ok(wait_link(rc, timeout=120), "first sync: REPLICAOF, the link is up (sync in progress seen: %s)" % bool(seen)) or \
+up, first_bytes = watch_first_sync(rc, 120)
+ok(up, "first sync: REPLICAOF, the link is up (sync in progress seen: %s)" % bool(seen)) or \
     diag(sync_state(pc, rc))
 dur = time.monotonic() - t0
-note("first full sync of %d keys: %.2fs" % (KEYS, dur))
+note("first full sync of %d keys: %.2fs, %d bytes seen read" % (KEYS, dur, first_bytes))
 load.stop()
 equal(pc, rc, "first sync")
 
@@ -189,7 +234,7 @@ for cycle in range(CYCLES):
     rc = reset_replica(r)
     load = Load(p, "p%d" % cycle)
     seen = start_sync(rc, p)
-    time.sleep(rng.uniform(0.05, 0.5) * dur)
+    kill_point(rc, rng.uniform(0.05, 0.5))
     during = info(rc).get("master_sync_in_progress") == "1"
     p.kill()
     load.stop()
@@ -212,7 +257,7 @@ for cycle in range(CYCLES):
     rc = reset_replica(r)
     load = Load(p, "r%d" % cycle)
     seen = start_sync(rc, p)
-    time.sleep(rng.uniform(0.05, 0.5) * dur)
+    kill_point(rc, rng.uniform(0.05, 0.5))
     during = info(rc).get("master_sync_in_progress") == "1"
     r.kill()
     mid["replica"] += bool(seen and during)
