@@ -224,7 +224,10 @@ def push(i):
     with inside(hosts.names[i]):
         c = redis.Redis(host="127.0.0.1", port=PORT, socket_timeout=2, socket_connect_timeout=1)
         try:
-            for _ in range(100):
+            # the zarisd just started answers once it listens: up to 30 s
+            # (100 tries of 0.05 s ran out beside CPU hogs)
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
                 try:
                     c.ping()
                     break
