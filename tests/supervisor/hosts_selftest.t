@@ -23,6 +23,7 @@
 Skips when not root or `ip netns` fails; etcd parts skip without etcd."""
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -216,6 +217,26 @@ def start_zarisd(i, gen):
                          "--save", "", "--cluster-enabled", "yes"], stdout=log, stderr=subprocess.STDOUT)
 
 
+def wait_port_free(i, timeout=30):
+    """Waits (bounded) until nothing listens on host i's PORT: a killed
+    zarisd's io_uring is torn down after the process is gone, and its
+    listener with it, so a new zarisd started at once can find the port
+    taken ("Address already in use")."""
+    end = time.monotonic() + timeout
+    with inside(hosts.names[i]):
+        while time.monotonic() < end:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", PORT))
+                return True
+            except OSError:
+                time.sleep(0.05)
+            finally:
+                s.close()
+    return False
+
+
 def push(i):
     """The topology to host i's zarisd over its loopback (SETTOPOLOGY is
     local only); redis-py connects lazily, so all of it runs inside."""
@@ -236,6 +257,10 @@ def push(i):
             return c.execute_command("CLUSTER", "SETTOPOLOGY", doc) in (b"OK", True)
         except redis.RedisError as e:
             diag("push to h%d: %s" % (i, e))
+            for name in sorted(os.listdir(hosts.dir)):
+                if name.startswith("z%d." % i) and name.endswith(".log"):
+                    with open(os.path.join(hosts.dir, name), errors="replace") as f:
+                        diag("%s: %s" % (name, f.read()[-1500:]))
             return False
         finally:
             c.close()
@@ -327,6 +352,7 @@ def cluster_part():
     wait_acked(wl, 20, shard=1)
     wl.mark_fault("restart-empty", {1: nodes[1]})
     hosts.kill_host(2)
+    wait_port_free(2)
     start_zarisd(2, 2)
     pushed = push(2)
     wl.end_fault()
