@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from zaris import REPO, plan, ok, diag, done_testing  # noqa: E402
+from zaris import REPO, plan, ok, diag, done_testing, zarisd_sources  # noqa: E402
 
 ORDER = "zarisd/core/lock_order.h"
 DECL = re.compile(r"^\s*(?:static\s+)?(?:pthread_mutex_t|pthread_rwlock_t|pthread_spinlock_t|sem_t|"
@@ -28,12 +28,6 @@ DECL = re.compile(r"^\s*(?:static\s+)?(?:pthread_mutex_t|pthread_rwlock_t|pthrea
 ENTRY = re.compile(r"^\s*\*\s+(?:\d+\s+)?([a-z_]+/[a-z_]+\.[ch])\s+((?:struct\s+)?\w+(?:\.\w+)?)")
 LEVEL = re.compile(r"^\s*\*\s+(\d+)\s+")
 
-
-def files():
-    out = subprocess.run(["git", "-C", REPO, "ls-files", "--cached", "--others", "--exclude-standard",
-                          "-z", "--", "zarisd/*.c", "zarisd/*.h"], capture_output=True, check=True).stdout
-    return sorted(p.decode() for p in out.split(b"\0")
-                  if p and not p.startswith(b"zarisd/client/") and os.path.isfile(os.path.join(REPO, p.decode())))
 
 
 def code_only(text):
@@ -120,7 +114,7 @@ def order_entries():
 
 plan(3)
 declared = {}
-for path in files():
+for path in zarisd_sources():
     if path == ORDER:
         continue
     for name, line in declared_locks(path):

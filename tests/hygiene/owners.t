@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from zaris import REPO, plan, ok, diag, done_testing  # noqa: E402
+from zaris import REPO, plan, ok, diag, done_testing, zarisd_sources  # noqa: E402
 
 # file -> why its thread-locals are per-thread (each file's count must match)
 THREAD_LOCALS = {
@@ -62,12 +62,6 @@ WRITERS = {
 TL = re.compile(r"\b(_Thread_local|__thread)\b")
 
 
-def files():
-    out = subprocess.run(["git", "-C", REPO, "ls-files", "--cached", "--others", "--exclude-standard",
-                          "-z", "--", "zarisd/*.c", "zarisd/*.h"], capture_output=True, check=True).stdout
-    return sorted(p.decode() for p in out.split(b"\0")
-                  if p and not p.startswith(b"zarisd/client/") and os.path.isfile(os.path.join(REPO, p.decode())))
-
 
 def lines(path):
     with open(os.path.join(REPO, path), encoding="utf-8", errors="replace") as f:
@@ -80,7 +74,7 @@ def lines(path):
 
 plan(4)
 found, bad_names, setters, callers = {}, [], [], set()
-for path in files():
+for path in zarisd_sources():
     for n, code in lines(path):
         if TL.search(code):
             found[path] = found.get(path, 0) + 1

@@ -198,6 +198,15 @@ def done_testing():
 _servers = []
 
 
+
+def zarisd_sources():
+    """zarisd's .c and .h files (tracked or new, not ignored), the client
+    library's left out: what the hygiene tests read."""
+    out = subprocess.run(["git", "-C", REPO, "ls-files", "--cached", "--others", "--exclude-standard",
+                          "-z", "--", "zarisd/*.c", "zarisd/*.h"], capture_output=True, check=True).stdout
+    return sorted(p.decode() for p in out.split(b"\0")
+                  if p and not p.startswith(b"zarisd/client/") and os.path.isfile(os.path.join(REPO, p.decode())))
+
 def free_port():
     """A port the kernel just handed out on 127.0.0.1.  Racy by nature: the
     Server start retries on another port when the server cannot bind."""
